@@ -1,0 +1,73 @@
+// Fermion: a columnar file format and table format for wide, nested tables, as a Spark DSv2 plugin.
+//
+// Spark 4.3.0 is published on PyPI (PySpark 4.3.0) but not on Maven Central, so the connector
+// compiles and tests against the jars inside the pinned PySpark (dev/sbt exports their folder as
+// FERMION_SPARK_JARS). Those jars are Provided: they never enter the assembly.
+
+ThisBuild / organization := "io.fermion"
+ThisBuild / version := "0.1.0"
+ThisBuild / scalaVersion := "2.13.18"
+ThisBuild / javacOptions ++= Seq("--release", "17")
+ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked")
+
+/** The JDK 17 module openings Spark and Arrow need (the list spark-submit itself passes). */
+val jdk17Opens = Seq(
+  "java.base/java.lang", "java.base/java.lang.invoke", "java.base/java.lang.reflect",
+  "java.base/java.io", "java.base/java.net", "java.base/java.nio", "java.base/java.util",
+  "java.base/java.util.concurrent", "java.base/java.util.concurrent.atomic",
+  "java.base/jdk.internal.ref", "java.base/sun.nio.ch", "java.base/sun.nio.cs",
+  "java.base/sun.security.action", "java.base/sun.util.calendar"
+).map(p => s"--add-opens=$p=ALL-UNNAMED")
+
+lazy val testSettings = Seq(
+  Test / fork := true,
+  Test / javaOptions ++= jdk17Opens ++ Seq("-Xmx3g", "-Dio.netty.tryReflectionSetAccessible=true"),
+  Test / parallelExecution := false,
+  Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
+)
+
+lazy val sparkJars = settingKey[Seq[File]]("Spark 4.3.0 jars from the pinned PySpark")
+
+lazy val core = (project in file("core"))
+  .settings(
+    name := "fermion-core",
+    libraryDependencies ++= Dependencies.core,
+    testSettings
+  )
+
+lazy val sparkConnector = (project in file("spark-connector"))
+  .dependsOn(core % "compile->compile;test->test")
+  .settings(
+    name := "fermion-spark",
+    sparkJars := {
+      val dir = sys.env.get("FERMION_SPARK_JARS").map(file)
+      dir match {
+        case Some(d) if d.isDirectory => (d * "*.jar").get.sortBy(_.getName)
+        case _ =>
+          sys.error("FERMION_SPARK_JARS does not name the jars/ folder of PySpark 4.3.0; run the build through dev/sbt")
+      }
+    },
+    Compile / unmanagedJars ++= sparkJars.value.map(Attributed.blank),
+    libraryDependencies ++= Dependencies.connectorTest,
+    testSettings,
+    assembly / assemblyJarName := s"fermion-spark-assembly_2.13-${version.value}.jar",
+    assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    // Everything Spark provides stays out of the jar: the PySpark jars and core's Provided deps.
+    assembly / assemblyExcludedJars := {
+      val provided = sparkJars.value.map(_.getName).toSet
+      (assembly / fullClasspath).value.filter(j => provided.contains(j.data.getName))
+    },
+    assembly / assemblyMergeStrategy := {
+      case PathList("META-INF", "services", _*) => MergeStrategy.concat
+      case PathList("META-INF", _*) => MergeStrategy.discard
+      case _ => MergeStrategy.first
+    }
+  )
+
+lazy val root = (project in file("."))
+  .aggregate(core, sparkConnector)
+  .settings(
+    name := "fermion",
+    publish / skip := true,
+    assembly / aggregate := false
+  )

@@ -1,0 +1,37 @@
+package io.fermion.core.codec
+
+import com.github.luben.zstd.{Zstd => ZstdJni}
+
+/** General-purpose compression applied to a page after its encoding. The codec id is stored in
+  * the page header, so every page can choose independently. */
+object PageCodec {
+  val None: Int = 0
+  val Zstd: Int = 1
+
+  def name(id: Int): String = id match {
+    case None => "none"; case Zstd => "zstd"; case other => s"unknown($other)"
+  }
+
+  def parse(name: String): Int = name.toLowerCase(java.util.Locale.ROOT) match {
+    case "none" | "uncompressed" => None
+    case "zstd" => Zstd
+    case other => throw new IllegalArgumentException(s"unknown compression codec '$other' (expected zstd or none)")
+  }
+
+  def compress(codec: Int, src: Array[Byte], off: Int, len: Int, level: Int): Array[Byte] = codec match {
+    case Zstd =>
+      val dst = new Array[Byte](ZstdJni.compressBound(len.toLong).toInt)
+      val n = ZstdJni.compressByteArray(dst, 0, dst.length, src, off, len, level)
+      if (ZstdJni.isError(n)) throw new IllegalStateException(s"zstd compression failed: ${ZstdJni.getErrorName(n)}")
+      java.util.Arrays.copyOf(dst, n.toInt)
+    case _ => throw new IllegalArgumentException(s"cannot compress with codec ${name(codec)}")
+  }
+
+  /** Decompresses into a new array of exactly `uncompressedLength` bytes; false on corrupt input. */
+  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte]): Boolean = codec match {
+    case Zstd =>
+      val n = ZstdJni.decompressByteArray(dst, 0, dst.length, src, off, len)
+      !ZstdJni.isError(n) && n == dst.length
+    case _ => false
+  }
+}

@@ -1,0 +1,41 @@
+package io.fermion.core.layout
+
+/** Min/max of a page or chunk as two int64 slots whose meaning depends on the column type
+  * (docs/format.md, "Statistics"). */
+final case class ValueStats(flags: Int, min: Long, max: Long) {
+  def hasMinMax: Boolean = (flags & ValueStats.HasMinMax) != 0
+  def merge(o: ValueStats): ValueStats =
+    if (!o.hasMinMax) copy(flags = flags | o.flags)
+    else if (!hasMinMax) o.copy(flags = flags | o.flags)
+    else ValueStats(flags | o.flags, math.min(min, o.min), math.max(max, o.max))
+}
+
+object ValueStats {
+  val HasMinMax: Int = 1
+  /** Floats: at least one NaN was seen (NaNs never enter min/max). */
+  val HasNaN: Int = 1 << 1
+  /** Strings/binary: min and max are 8-byte prefixes, compared as unsigned big-endian. */
+  val PrefixBounds: Int = 1 << 2
+  /** Floats: min/max hold the IEEE-754 bits of a double, compared as doubles, not as longs. */
+  val DoubleBits: Int = 1 << 3
+  val None: ValueStats = ValueStats(0, 0L, 0L)
+}
+
+/** What the writer remembers about one page until the CMB is built. */
+final case class PageRecord(size: Int, rowCount: Int, nullCount: Int, stats: ValueStats)
+
+/** What the writer remembers about one stream chunk (one stream in one stripe). `length == 0`
+  * means no bytes were written; `allNull` marks a VALIDITY chunk whose stripe is entirely null. */
+final case class ChunkRecord(
+    offset: Long,
+    length: Long,
+    allNull: Boolean,
+    nullCount: Int,
+    stats: ValueStats,
+    pages: IndexedSeq[PageRecord]
+)
+
+object ChunkRecord {
+  val Empty: ChunkRecord = ChunkRecord(0L, 0L, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
+  val AllNull: ChunkRecord = ChunkRecord(0L, 0L, allNull = true, 0, ValueStats.None, IndexedSeq.empty)
+}

@@ -1,0 +1,118 @@
+package io.fermion.core.layout
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+/** A read-only POD view over one column's CMB bytes: nothing is deserialised, every accessor reads
+  * the field at its fixed offset (docs/format.md, "Column Metadata Block").
+  *
+  * {{{
+  * [CMBHeader   ] u32 numStreams, u32 numStripes                      8 bytes
+  * [StripeMeta[]] u32 rowCount                                        4 bytes each
+  * [StreamMeta[]] u8 descType, u8 streamType, u16 pad, u32 chunksOffset   8 bytes each
+  * [payload     ] SimpleChunkDesc[numStripes] | FullChunkDesc[numStripes] per stream, then PageMeta pool
+  * SimpleChunkDesc: u64 offset, u32 length, u32 reserved                                 16 bytes
+  * FullChunkDesc:   u64 offset, u32 length, u32 statsFlags, i64 min, i64 max,
+  *                  u32 nullCount, u32 numPages, u32 pageMetaOffset, u32 reserved        48 bytes
+  * PageMeta:        u32 pageSize, u32 rowCount, i64 min, i64 max, u32 nullCount, u32 statsFlags  32 bytes
+  * }}}
+  * All offsets inside the block (chunksOffset, pageMetaOffset) are relative to its first byte.
+  */
+final class ColumnMetadataBlock private (val buf: ByteBuffer) {
+  import ColumnMetadataBlock._
+
+  def numStreams: Int = buf.getInt(0)
+  def numStripes: Int = buf.getInt(4)
+  def stripeRowCount(stripe: Int): Int = buf.getInt(HeaderSize + stripe * StripeMetaSize)
+
+  private def streamMetaAt(stream: Int): Int = HeaderSize + numStripes * StripeMetaSize + stream * StreamMetaSize
+  def descType(stream: Int): Int = buf.get(streamMetaAt(stream)) & 0xFF
+  def streamType(stream: Int): Int = buf.get(streamMetaAt(stream) + 1) & 0xFF
+  def chunksOffset(stream: Int): Int = buf.getInt(streamMetaAt(stream) + 4)
+
+  private def simpleAt(stream: Int, stripe: Int): Int = chunksOffset(stream) + stripe * SimpleChunkDescSize
+  def simpleOffset(stream: Int, stripe: Int): Long = buf.getLong(simpleAt(stream, stripe))
+  def simpleLength(stream: Int, stripe: Int): Long = buf.getInt(simpleAt(stream, stripe) + 8) & 0xFFFFFFFFL
+
+  private def fullAt(stream: Int, stripe: Int): Int = chunksOffset(stream) + stripe * FullChunkDescSize
+  def fullOffset(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe))
+  def fullLength(stream: Int, stripe: Int): Long = buf.getInt(fullAt(stream, stripe) + 8) & 0xFFFFFFFFL
+  def fullStatsFlags(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 12)
+  def fullMin(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe) + 16)
+  def fullMax(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe) + 24)
+  def fullNullCount(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 32)
+  def fullNumPages(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 36)
+  def fullPageMetaOffset(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 40)
+
+  /** Chunk position of any stream kind; (0, 0) for USE_DEFAULT / FORCE_NULL streams. */
+  def chunkOffset(stream: Int, stripe: Int): Long = descType(stream) match {
+    case DescType.Simple => simpleOffset(stream, stripe)
+    case DescType.Full => fullOffset(stream, stripe)
+    case _ => 0L
+  }
+  def chunkLength(stream: Int, stripe: Int): Long = descType(stream) match {
+    case DescType.Simple => simpleLength(stream, stripe)
+    case DescType.Full => fullLength(stream, stripe)
+    case _ => 0L
+  }
+
+  def pageSize(pageMetaOffset: Int, page: Int): Int = buf.getInt(pageMetaOffset + page * PageMetaSize)
+  def pageRowCount(pageMetaOffset: Int, page: Int): Int = buf.getInt(pageMetaOffset + page * PageMetaSize + 4)
+  def pageMin(pageMetaOffset: Int, page: Int): Long = buf.getLong(pageMetaOffset + page * PageMetaSize + 8)
+  def pageMax(pageMetaOffset: Int, page: Int): Long = buf.getLong(pageMetaOffset + page * PageMetaSize + 16)
+  def pageNullCount(pageMetaOffset: Int, page: Int): Int = buf.getInt(pageMetaOffset + page * PageMetaSize + 24)
+  def pageStatsFlags(pageMetaOffset: Int, page: Int): Int = buf.getInt(pageMetaOffset + page * PageMetaSize + 28)
+
+  def byteSize: Int = buf.limit()
+}
+
+object ColumnMetadataBlock {
+  val HeaderSize = 8
+  val StripeMetaSize = 4
+  val StreamMetaSize = 8
+  val SimpleChunkDescSize = 16
+  val FullChunkDescSize = 48
+  val PageMetaSize = 32
+
+  /** Wraps `bytes` (exactly one CMB); `validate` checks that every offset stays inside the block,
+    * so a corrupt CMB fails here with the reason instead of later with an index error. */
+  def view(bytes: ByteBuffer): ColumnMetadataBlock = new ColumnMetadataBlock(bytes.slice().order(ByteOrder.LITTLE_ENDIAN))
+
+  /** Returns a description of the first inconsistency, or None when the block is well formed. */
+  def validate(cmb: ColumnMetadataBlock, expectedStreams: Int, expectedStripes: Int): Option[String] = {
+    val size = cmb.byteSize
+    if (size < HeaderSize) return Some(s"CMB of $size bytes is shorter than its header")
+    if (cmb.numStreams != expectedStreams) return Some(s"CMB has ${cmb.numStreams} streams, the schema implies $expectedStreams")
+    if (cmb.numStripes != expectedStripes) return Some(s"CMB has ${cmb.numStripes} stripes, the file has $expectedStripes")
+    val dirEnd = HeaderSize.toLong + expectedStripes.toLong * StripeMetaSize + expectedStreams.toLong * StreamMetaSize
+    if (dirEnd > size) return Some(s"CMB directory ends at $dirEnd, beyond the block's $size bytes")
+    var s = 0
+    while (s < expectedStreams) {
+      val d = cmb.descType(s)
+      val descSize = d match {
+        case DescType.Simple => SimpleChunkDescSize
+        case DescType.Full => FullChunkDescSize
+        case DescType.UseDefault | DescType.ForceNull => 0
+        case other => return Some(s"stream $s has unknown descType $other")
+      }
+      if (descSize > 0) {
+        val start = cmb.chunksOffset(s).toLong
+        if (start < dirEnd || start + descSize.toLong * expectedStripes > size)
+          return Some(s"stream $s chunk descriptors at $start fall outside the payload")
+        if (d == DescType.Full) {
+          var st = 0
+          while (st < expectedStripes) {
+            val pages = cmb.fullNumPages(s, st)
+            if (pages > 1) {
+              val pm = cmb.fullPageMetaOffset(s, st).toLong
+              if (pm < dirEnd || pm + pages.toLong * PageMetaSize > size)
+                return Some(s"stream $s stripe $st page metadata at $pm falls outside the payload")
+            }
+            st += 1
+          }
+        }
+      }
+      s += 1
+    }
+    None
+  }
+}

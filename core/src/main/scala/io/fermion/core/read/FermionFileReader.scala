@@ -1,0 +1,211 @@
+package io.fermion.core.read
+
+import java.io.Closeable
+import java.nio.ByteBuffer
+import java.util.zip.CRC32
+
+import io.fermion.core.errors._
+import io.fermion.core.storage.{ByteRange, HadoopInputFile, InputFile, RangeCoalescer}
+import io.fermion.core.layout._
+import io.fermion.core.schema.{FermionSchema, SchemaCodec}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Reads one Fermion file. Opening costs one tail read when footer, schema, stripe directory and
+  * CIT fit in `tailPrefetchBytes`; CMBs are then loaded only for the columns asked for (seed:
+  * "按需加载"), and a stripe's chunks of those columns are fetched with coalesced reads and
+  * decoded straight into Arrow vectors. */
+final class FermionFileReader private (
+    val input: InputFile,
+    val footer: Footer,
+    val schema: FermionSchema,
+    val stripes: StripeDirectory,
+    cit: ColumnIndexTable,
+    tail: ByteBuffer,
+    tailStart: Long,
+    options: ReaderOptions
+) extends Closeable {
+  private val path = input.path
+  private val cmbs = new Array[ColumnMetadataBlock](schema.size)
+  private val cmbLoaded = new Array[Boolean](schema.size)
+  private val pages = new PageDecoder(path, options.verifyChecksums && footer.hasPageCrc)
+  private val decoder = new FlatColumnDecoder(path, pages)
+  private var metadataBytes = tail.remaining().toLong
+
+  def numRows: Long = footer.numRows
+  def numStripes: Int = footer.numStripes
+  /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
+  def metadataBytesRead: Long = metadataBytes
+  def bytesRead: Long = input.bytesRead
+
+  /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
+  private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
+    if (offset >= tailStart && offset + len <= tailStart + tail.remaining()) {
+      val b = tail.duplicate()
+      b.position(tail.position() + (offset - tailStart).toInt)
+      b.limit(b.position() + len.toInt)
+      b.slice()
+    } else {
+      if (len > Int.MaxValue) throw new InvalidFermionFileException(path, offset, s"a single read of $len bytes exceeds 2 GiB")
+      val b = input.readFully(offset, len.toInt)
+      if (metadata) metadataBytes += len
+      b
+    }
+  }
+
+  /** Loads the CMBs of `columns` that are not loaded yet: all at once when the CMB area is small
+    * (eager), otherwise only theirs, with nearby blocks merged into one read. */
+  def loadColumnMetadata(columns: Seq[Int]): Unit = {
+    val missing = columns.distinct.filter(c => !cmbLoaded(c))
+    if (missing.isEmpty) return
+    val area = cit.cmbAreaEnd - cit.cmbAreaStart
+    val wanted =
+      if (area <= options.cmbEagerLoadThreshold) schema.fields.indices.filter(c => !cmbLoaded(c))
+      else missing
+    val ranges = wanted.map(c => ByteRange(cit.cmbOffset(c), cit.cmbLength(c)))
+    val merged = RangeCoalescer.coalesce(ranges, math.min(options.coalesceGapBytes, 64L << 10), options.maxCoalescedBytes)
+    val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = true))
+    wanted.foreach { c =>
+      val len = cit.cmbLength(c)
+      if (len > 0) {
+        val off = cit.cmbOffset(c)
+        val (range, buf) = buffers.find { case (r, _) => off >= r.offset && off + len <= r.end }.get
+        val b = buf.duplicate()
+        b.position(buf.position() + (off - range.offset).toInt)
+        b.limit(b.position() + len.toInt)
+        val bytes = b.slice()
+        if (options.verifyChecksums) {
+          val crc = new CRC32
+          crc.update(bytes.duplicate())
+          val actual = crc.getValue.toInt
+          if (actual != cit.cmbCrc32(c)) throw new FermionChecksumException(path, off, s"CMB of column `${schema.fields(c).name}`", cit.cmbCrc32(c), actual)
+        }
+        val cmb = ColumnMetadataBlock.view(bytes)
+        ColumnMetadataBlock.validate(cmb, schema.fields(c).streamTypes.size, footer.numStripes).foreach { why =>
+          throw new InvalidFermionFileException(path, off, s"CMB of column `${schema.fields(c).name}`: $why")
+        }
+        cmbs(c) = cmb
+      }
+      cmbLoaded(c) = true
+    }
+  }
+
+  /** The column's CMB, or None when the column is null in every row. */
+  def columnMetadata(column: Int): Option[ColumnMetadataBlock] = {
+    loadColumnMetadata(Seq(column))
+    Option(cmbs(column))
+  }
+
+  /** Decodes `columns` of one stripe into Arrow vectors owned by the caller. */
+  def readStripe(stripe: Int, columns: IndexedSeq[Int], allocator: BufferAllocator): IndexedSeq[FieldVector] = {
+    require(stripe >= 0 && stripe < footer.numStripes, s"stripe $stripe out of range 0..${footer.numStripes - 1}")
+    loadColumnMetadata(columns)
+    val rows = stripes.rowCount(stripe)
+    val wanted = for {
+      c <- columns
+      m <- Option(cmbs(c)).toSeq
+      s <- 0 until m.numStreams
+      len = m.chunkLength(s, stripe)
+      if len > 0 && !(m.descType(s) == DescType.Simple && len == FileLayout.AllNullChunkLength)
+    } yield ByteRange(m.chunkOffset(s, stripe), len)
+    val merged = RangeCoalescer.coalesce(wanted, options.coalesceGapBytes, options.maxCoalescedBytes)
+    val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = false))
+    def chunk(stream: Int, offset: Long, length: Long): ByteBuffer = {
+      val (range, buf) = buffers.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
+        .getOrElse(throw new IllegalStateException(s"chunk at $offset was not fetched"))
+      val b = buf.duplicate()
+      b.position(buf.position() + (offset - range.offset).toInt)
+      b.limit(b.position() + length.toInt)
+      b.slice()
+    }
+    val out = IndexedSeq.newBuilder[FieldVector]
+    try {
+      columns.foreach { c =>
+        val m = Option(cmbs(c))
+        m.foreach { cmb =>
+          if (cmb.stripeRowCount(stripe) != rows)
+            throw new InvalidFermionFileException(path, cit.cmbOffset(c), s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows")
+        }
+        out += decoder.decode(schema.fields(c), m, stripe, rows, chunk, allocator)
+      }
+      out.result()
+    } catch { case t: Throwable => out.result().foreach(_.close()); throw t }
+  }
+
+  def close(): Unit = input.close()
+}
+
+object FermionFileReader {
+  def open(path: Path, conf: Configuration, options: ReaderOptions): FermionFileReader =
+    open(HadoopInputFile.open(path, conf), options)
+
+  /** Opens `input` and validates footer and metadata; closes `input` if that fails. */
+  def open(input: InputFile, options: ReaderOptions): FermionFileReader =
+    try openUnsafe(input, options)
+    catch { case t: Throwable => input.close(); throw t }
+
+  private def openUnsafe(input: InputFile, options: ReaderOptions): FermionFileReader = {
+    val path = input.path
+    val fileLen = input.length
+    if (fileLen < FileLayout.HeaderSize + FileLayout.FooterSize)
+      throw new InvalidFermionFileException(path, 0, s"file of $fileLen bytes is too short to be a Fermion file (at least ${FileLayout.HeaderSize + FileLayout.FooterSize} bytes)")
+    val tailLen = math.min(fileLen, math.max(options.tailPrefetchBytes.toLong, FileLayout.FooterSize.toLong)).toInt
+    val tailStart = fileLen - tailLen
+    val tail = input.readFully(tailStart, tailLen)
+    val footerAt = tailLen - FileLayout.FooterSize
+    val footerOffset = fileLen - FileLayout.FooterSize
+    if (!Footer.magicMatches(tail, tailLen - 4))
+      throw new InvalidFermionFileException(path, fileLen - 4, "the file does not end with the Fermion magic 'FRMN': it is truncated or not a Fermion file")
+    val footer = Footer.decode(tail.duplicate().position(footerAt))
+    if (footer.major != FormatVersion.Major)
+      throw new UnsupportedFermionVersionException(path, footerOffset + 56, footer.major, footer.minor)
+
+    // Regions must lie before the footer, in order: schema, stripe directory, CIT.
+    def within(offset: Long, len: Long): Unit =
+      if (offset < FileLayout.HeaderSize || len < 0 || offset + len > footerOffset)
+        throw new FermionOffsetOutOfRangeException(path, offset, len, footerOffset)
+    within(footer.schemaOffset, footer.schemaLength)
+    within(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize)
+    within(footer.citOffset, footer.citLength)
+    if (footer.numColumns < 0 || footer.numStripes < 0 ||
+        footer.stripeDirOffset != footer.schemaOffset + footer.schemaLength ||
+        footer.citOffset != footer.stripeDirOffset + footer.numStripes.toLong * StripeDirectory.EntrySize ||
+        footer.metadataEnd != footerOffset)
+      throw new InvalidFermionFileException(path, footerOffset, "footer offsets are inconsistent")
+
+    val metaLen = footer.metadataEnd - footer.schemaOffset
+    val meta =
+      if (footer.schemaOffset >= tailStart) {
+        val b = tail.duplicate(); b.position((footer.schemaOffset - tailStart).toInt); b.limit(footerAt); b.slice()
+      } else input.readFully(footer.schemaOffset, metaLen.toInt)
+    if (options.verifyChecksums) {
+      val crc = new CRC32
+      crc.update(meta.duplicate())
+      val actual = crc.getValue.toInt
+      if (actual != footer.metadataCrc32)
+        throw new FermionChecksumException(path, footer.schemaOffset, "metadata (schema, stripe directory, CIT)", footer.metadataCrc32, actual)
+    }
+    def region(offset: Long, len: Long): ByteBuffer = {
+      val b = meta.duplicate(); b.position((offset - footer.schemaOffset).toInt); b.limit(b.position() + len.toInt); b.slice()
+    }
+    val schema =
+      try SchemaCodec.decode(region(footer.schemaOffset, footer.schemaLength))
+      catch { case e: IllegalArgumentException => throw new InvalidFermionFileException(path, footer.schemaOffset, s"schema: ${e.getMessage}", e) }
+    if (schema.size != footer.numColumns)
+      throw new InvalidFermionFileException(path, footer.schemaOffset, s"schema has ${schema.size} columns, footer says ${footer.numColumns}")
+    val stripes = StripeDirectory.view(region(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize), footer.numStripes)
+    val cit = ColumnIndexTable.view(region(footer.citOffset, footer.citLength), footer.numColumns)
+
+    if (stripes.firstRows(footer.numStripes) != footer.numRows)
+      throw new InvalidFermionFileException(path, footer.stripeDirOffset, s"stripes hold ${stripes.firstRows(footer.numStripes)} rows, footer says ${footer.numRows}")
+    var c = 0
+    while (c < footer.numColumns) {
+      if (cit.cmbOffset(c) < FileLayout.HeaderSize || cit.cmbLength(c) < 0 || cit.cmbOffset(c) + cit.cmbLength(c) > footer.schemaOffset)
+        throw new InvalidFermionFileException(path, footer.citOffset + c * 8L, s"CIT entry of column $c points outside the CMB area")
+      c += 1
+    }
+    new FermionFileReader(input, footer, schema, stripes, cit, tail, tailStart, options)
+  }
+}

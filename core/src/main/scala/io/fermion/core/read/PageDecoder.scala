@@ -1,0 +1,55 @@
+package io.fermion.core.read
+
+import java.nio.ByteBuffer
+import java.util.zip.CRC32
+
+import io.fermion.core.codec.PageCodec
+import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
+import io.fermion.core.layout.{PageEncoding, PageHeader}
+
+/** One decoded page: `bytes(off until off + len)` holds the page's plain values. */
+final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int)
+
+/** Walks the pages of one stream chunk by their headers, verifies each CRC32 and decompresses. */
+final class PageDecoder(path: String, verifyChecksums: Boolean) {
+  private val crc = new CRC32
+
+  /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). */
+  def foreachPage(chunk: ByteBuffer, chunkOffset: Long)(f: DecodedPage => Unit): Unit = {
+    val base = chunk.position()
+    val end = chunk.limit()
+    var at = base
+    while (at < end) {
+      val fileOffset = chunkOffset + (at - base)
+      if (end - at < PageHeader.Size) throw new InvalidFermionFileException(path, fileOffset, "page header runs past the end of its chunk")
+      val h = PageHeader.decode(chunk, at)
+      val payloadAt = at + PageHeader.Size
+      if (h.storedLength < 0 || h.storedLength > end - payloadAt || h.uncompressedLength < 0 || h.valueCount < 0)
+        throw new InvalidFermionFileException(path, fileOffset, s"page header is inconsistent (stored ${h.storedLength} bytes, ${end - payloadAt} left in chunk)")
+      if (h.encoding != PageEncoding.Plain)
+        throw new InvalidFermionFileException(path, fileOffset, s"unknown page encoding ${h.encoding}")
+      val (arr, arrOff) =
+        if (chunk.hasArray) (chunk.array(), chunk.arrayOffset() + payloadAt)
+        else { val a = new Array[Byte](h.storedLength); chunk.duplicate().position(payloadAt).get(a); (a, 0) }
+      if (verifyChecksums) {
+        crc.reset(); crc.update(arr, arrOff, h.storedLength)
+        val actual = crc.getValue.toInt
+        if (actual != h.crc32) throw new FermionChecksumException(path, fileOffset, "page", h.crc32, actual)
+      }
+      val page = h.codec match {
+        case PageCodec.None =>
+          if (h.uncompressedLength != h.storedLength)
+            throw new InvalidFermionFileException(path, fileOffset, "uncompressed page with differing stored and raw lengths")
+          DecodedPage(arr, arrOff, h.storedLength, h.valueCount)
+        case PageCodec.Zstd =>
+          val raw = new Array[Byte](h.uncompressedLength)
+          if (!PageCodec.decompress(PageCodec.Zstd, arr, arrOff, h.storedLength, raw))
+            throw new InvalidFermionFileException(path, fileOffset, "zstd page does not decompress to its recorded length")
+          DecodedPage(raw, 0, raw.length, h.valueCount)
+        case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
+      }
+      f(page)
+      at = payloadAt + h.storedLength
+    }
+  }
+}

@@ -1,0 +1,33 @@
+package io.fermion.core.schema
+
+import io.fermion.core.layout.StreamType
+
+/** One node of the schema tree. `fieldId` is stable across schema changes (the table layer keys
+  * data files by it); children are ordered as Arrow orders them. */
+final case class FermionField(
+    name: String,
+    fieldId: Int,
+    dataType: FermionType,
+    nullable: Boolean,
+    children: IndexedSeq[FermionField] = IndexedSeq.empty
+) {
+  /** The stream types of this column, depth first (seed: "深度优先遍历"): VALIDITY first, then
+    * OFFSETS for variable-width values and lists, then the children's streams or DATA. */
+  def streamTypes: IndexedSeq[Int] = dataType match {
+    case FermionType.Struct => StreamType.Validity +: children.flatMap(_.streamTypes)
+    case FermionType.List | FermionType.Map =>
+      IndexedSeq(StreamType.Validity, StreamType.Offsets) ++ children.flatMap(_.streamTypes)
+    case t if FermionType.isVariableWidth(t) => IndexedSeq(StreamType.Validity, StreamType.Offsets, StreamType.Data)
+    case _ => IndexedSeq(StreamType.Validity, StreamType.Data)
+  }
+}
+
+/** The schema of a file: its top-level columns, in CIT order. */
+final case class FermionSchema(fields: IndexedSeq[FermionField]) {
+  private lazy val byLowerName: Map[String, Int] =
+    fields.zipWithIndex.map { case (f, i) => f.name.toLowerCase(java.util.Locale.ROOT) -> i }.toMap
+
+  /** The column index of `name`, matched case-insensitively as Spark resolves names. */
+  def indexOf(name: String): Option[Int] = byLowerName.get(name.toLowerCase(java.util.Locale.ROOT))
+  def size: Int = fields.size
+}

@@ -1,0 +1,28 @@
+package io.fermion.core.storage
+
+import java.io.{BufferedOutputStream, Closeable, OutputStream}
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** An append-only output that knows its position: the writer records each page's offset before
+  * writing it. Writes are buffered (seed: "缓冲写", don't issue a file-system write per page). */
+final class PositionedOutputFile private (val path: String, out: OutputStream) extends Closeable {
+  private var pos = 0L
+  def position: Long = pos
+
+  def write(bytes: Array[Byte]): Unit = write(bytes, 0, bytes.length)
+  def write(bytes: Array[Byte], off: Int, len: Int): Unit = { out.write(bytes, off, len); pos += len }
+
+  def close(): Unit = out.close()
+}
+
+object PositionedOutputFile {
+  val BufferSize: Int = 4 << 20
+
+  /** Creates `path`, failing if it exists: data files are never overwritten in place. */
+  def create(path: Path, conf: Configuration): PositionedOutputFile = {
+    val fs = path.getFileSystem(conf)
+    new PositionedOutputFile(path.toString, new BufferedOutputStream(fs.create(path, false), BufferSize))
+  }
+}

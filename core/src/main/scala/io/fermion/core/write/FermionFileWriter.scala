@@ -1,0 +1,133 @@
+package io.fermion.core.write
+
+import java.io.Closeable
+import java.nio.{ByteBuffer, ByteOrder}
+import java.util.zip.CRC32
+
+import scala.collection.mutable.ArrayBuffer
+
+import io.fermion.core.storage.PositionedOutputFile
+import io.fermion.core.layout._
+import io.fermion.core.schema.{FermionSchema, SchemaCodec}
+import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Writes one Fermion file, data first and metadata last (seed: "Data First, Meta Last"): rows are
+  * buffered per column until the stripe is full, then every column's streams are cut into pages
+  * and appended; at close the CMBs, schema, stripe directory, CIT and footer follow. Memory is
+  * bounded by one stripe buffer plus the per-chunk records kept for the CMBs. */
+final class FermionFileWriter private (out: PositionedOutputFile, val schema: FermionSchema, options: WriterOptions)
+    extends Closeable {
+  private val columns = schema.fields.map(new ColumnStripeBuffer(_))
+  private val streamTypes = schema.fields.map(_.streamTypes)
+  /** Per column, per stream, one record per stripe written so far. */
+  private val chunks = streamTypes.map(_.map(_ => ArrayBuffer.empty[ChunkRecord]))
+  private val stripes = ArrayBuffer.empty[StripeDirectory.Entry]
+  private val pageWriter = new PageWriter(out, options)
+  private val encoder = new StripeColumnEncoder(out, pageWriter, options)
+  private var stripeRows = 0
+  private var totalRows = 0L
+  private var peakBuffered = 0L
+  private var closed = false
+
+  out.write(FileLayout.Magic)
+  out.write(new Array[Byte](FileLayout.HeaderSize - FileLayout.Magic.length))
+
+  /** Rows per append step: small enough that the stripe byte limit is checked often. */
+  private val AppendSlice = 4096
+
+  /** Appends all rows of `root`, whose vectors must follow [[schema]] in order and type. */
+  def write(root: VectorSchemaRoot): Unit = {
+    val vectors = (0 until root.getFieldVectors.size()).map(root.getVector)
+    write(vectors, root.getRowCount)
+  }
+
+  def write(vectors: IndexedSeq[FieldVector], rowCount: Int): Unit = {
+    require(!closed, "writer is closed")
+    require(vectors.size == columns.size, s"expected ${columns.size} vectors, got ${vectors.size}")
+    var done = 0
+    while (done < rowCount) {
+      val n = math.min(math.min(AppendSlice, rowCount - done), options.stripeMaxRows - stripeRows)
+      var c = 0
+      while (c < columns.size) { columns(c).append(vectors(c), done, n); c += 1 }
+      stripeRows += n
+      done += n
+      val buffered = bufferedBytes
+      if (buffered > peakBuffered) peakBuffered = buffered
+      if (stripeRows >= options.stripeMaxRows || buffered >= options.stripeMaxBytes) flushStripe()
+    }
+  }
+
+  def bufferedBytes: Long = columns.iterator.map(_.bufferedBytes).sum
+
+  private def flushStripe(): Unit = if (stripeRows > 0) {
+    val start = out.position
+    var c = 0
+    while (c < columns.size) {
+      val recs = encoder.encode(columns(c))
+      var s = 0
+      while (s < recs.size) { chunks(c)(s) += recs(s); s += 1 }
+      columns(c).clear()
+      c += 1
+    }
+    stripes += StripeDirectory.Entry(start, out.position - start, stripeRows)
+    totalRows += stripeRows
+    stripeRows = 0
+  }
+
+  /** Flushes the last stripe, writes the metadata and closes the file. */
+  def close(): Unit = if (!closed) {
+    closed = true
+    try {
+      flushStripe()
+      val rowsPerStripe = stripes.map(_.rowCount).toIndexedSeq
+      val cmbOffsets = new Array[Long](columns.size + 1)
+      val cmbCrcs = new Array[Int](columns.size)
+      val crc = new CRC32
+      for (c <- columns.indices) {
+        cmbOffsets(c) = out.position
+        val colChunks = chunks(c).map(_.toIndexedSeq)
+        if (!ColumnMetadataBlockBuilder.isAllNull(streamTypes(c), colChunks)) {
+          val cmb = ColumnMetadataBlockBuilder.build(streamTypes(c), rowsPerStripe, colChunks)
+          crc.reset(); crc.update(cmb); cmbCrcs(c) = crc.getValue.toInt
+          out.write(cmb)
+        }
+      }
+      cmbOffsets(columns.size) = out.position
+
+      val schemaOffset = out.position
+      val schemaBytes = SchemaCodec.encode(schema)
+      val stripeDirBytes = StripeDirectory.encode(stripes.toSeq)
+      val citBytes = ColumnIndexTable.encode(cmbOffsets, cmbCrcs)
+      crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes)
+      out.write(schemaBytes)
+      out.write(stripeDirBytes)
+      out.write(citBytes)
+      val footer = Footer(
+        schemaOffset = schemaOffset,
+        schemaLength = schemaBytes.length,
+        numColumns = columns.size,
+        stripeDirOffset = schemaOffset + schemaBytes.length,
+        numStripes = stripes.size,
+        settings = if (options.pageChecksums) FileLayout.Settings.PageCrc32 else 0,
+        citOffset = schemaOffset + schemaBytes.length + stripeDirBytes.length,
+        numRows = totalRows,
+        defaultPageSize = options.pageSize,
+        metadataCrc32 = crc.getValue.toInt
+      )
+      out.write(footer.encode())
+    } finally out.close()
+  }
+
+  def rowsWritten: Long = totalRows + stripeRows
+  def bytesWritten: Long = out.position
+  /** The largest stripe buffer this writer held, in bytes (the writer-memory benchmark reads it). */
+  def peakBufferedBytes: Long = peakBuffered
+}
+
+object FermionFileWriter {
+  def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =
+    new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options)
+}
+

@@ -1,0 +1,142 @@
+package io.fermion.core.write
+
+import scala.collection.mutable.ArrayBuffer
+
+import io.fermion.core.storage.PositionedOutputFile
+import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
+
+/** Writes one column's buffered stripe as its stream chunks, in stream order and back to back
+  * (seed: all streams of a logical column are adjacent), cutting each chunk into pages of about
+  * `pageSize` raw bytes. Page boundaries fall on multiples of 8 rows for bitmaps, so a reader
+  * copies whole bytes. Returns one [[ChunkRecord]] per stream. */
+final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
+
+  def encode(col: ColumnStripeBuffer): IndexedSeq[ChunkRecord] = {
+    val rows = col.rowCount
+    val hasNulls = col.nullCount > 0
+    val allNull = rows > 0 && col.nullCount == rows
+    col.field.streamTypes.map {
+      case StreamType.Validity =>
+        if (!hasNulls) ChunkRecord.Empty
+        else if (allNull) ChunkRecord.AllNull
+        else bitmapChunk(col.validity.array, rows)
+      case StreamType.Offsets =>
+        if (!lengthsNonZero(col)) ChunkRecord.Empty else lengthsChunk(col)
+      case StreamType.Data =>
+        if (allNull || rows == 0) ChunkRecord.Empty
+        else if (col.isBool) boolDataChunk(col, hasNulls)
+        else if (col.isVariable) { if (col.data.length == 0) ChunkRecord.Empty else variableDataChunk(col, hasNulls) }
+        else fixedDataChunk(col, hasNulls)
+    }
+  }
+
+  private def alignedRows(bytesPerRow: Int): Int = math.max(8, (options.pageSize / bytesPerRow) & ~7)
+
+  private def lengthsNonZero(col: ColumnStripeBuffer): Boolean = {
+    val a = col.lengths.array
+    var i = 0
+    val n = col.lengths.length
+    while (i < n) { if (a(i) != 0) return true; i += 1 }
+    false
+  }
+
+  private def bitmapChunk(bits: Array[Byte], rows: Int): ChunkRecord = {
+    val start = out.position
+    val perPage = options.pageSize * 8
+    var row = 0
+    while (row < rows) {
+      val n = math.min(perPage, rows - row)
+      pages.write(bits, row >>> 3, (n + 7) >>> 3, n)
+      row += n
+    }
+    ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
+  }
+
+  private def lengthsChunk(col: ColumnStripeBuffer): ChunkRecord = {
+    val start = out.position
+    val perPage = alignedRows(4)
+    var row = 0
+    while (row < col.rowCount) {
+      val n = math.min(perPage, col.rowCount - row)
+      pages.write(col.lengths.array, row * 4, n * 4, n)
+      row += n
+    }
+    ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
+  }
+
+  private def nullsIn(col: ColumnStripeBuffer, row: Int, n: Int): Int = {
+    if (col.nullCount == 0) return 0
+    var c = 0
+    var i = row
+    while (i < row + n) { if (!Bits.get(col.validity.array, i)) c += 1; i += 1 }
+    c
+  }
+
+  private def dataChunk(col: ColumnStripeBuffer)(writePages: ArrayBuffer[PageRecord] => Unit): ChunkRecord = {
+    val start = out.position
+    val recs = ArrayBuffer.empty[PageRecord]
+    writePages(recs)
+    val stats = recs.map(_.stats).reduceOption(_ merge _).getOrElse(ValueStats.None)
+    ChunkRecord(start, out.position - start, allNull = false, col.nullCount, stats, recs.toIndexedSeq)
+  }
+
+  private def fixedDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+    val w = col.width
+    val perPage = alignedRows(w)
+    var row = 0
+    while (row < col.rowCount) {
+      val n = math.min(perPage, col.rowCount - row)
+      val stats = PageStatistics.fixed(col.field.dataType, col.data.array, col.validity.array, hasNulls, row, n)
+      val size = pages.write(col.data.array, row * w, n * w, n)
+      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+      row += n
+    }
+  }
+
+  private def boolDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+    val perPage = options.pageSize * 8
+    var row = 0
+    while (row < col.rowCount) {
+      val n = math.min(perPage, col.rowCount - row)
+      val stats = PageStatistics.bools(col.dataBits.array, col.validity.array, hasNulls, row, n)
+      val size = pages.write(col.dataBits.array, row >>> 3, (n + 7) >>> 3, n)
+      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+      row += n
+    }
+  }
+
+  /** Variable-width DATA pages hold whole values: a page ends at the first row boundary at or
+    * past `pageSize` bytes, so one oversized value makes a page of its own. */
+  private def variableDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+    val rows = col.rowCount
+    val lens = new Array[Int](rows)
+    val lb = col.lengths.array
+    var i = 0
+    while (i < rows) {
+      lens(i) = (lb(i * 4) & 0xFF) | ((lb(i * 4 + 1) & 0xFF) << 8) | ((lb(i * 4 + 2) & 0xFF) << 16) | (lb(i * 4 + 3) << 24)
+      i += 1
+    }
+    var row = 0
+    var byteStart = 0
+    while (row < rows) {
+      var end = row
+      var bytes = 0L
+      while (end < rows && (end == row || bytes < options.pageSize)) { bytes += lens(end); end += 1 }
+      val n = end - row
+      val starts = new Array[Int](n)
+      val pageLens = new Array[Int](n)
+      val valid = new Array[Boolean](n)
+      var k = 0
+      var s = byteStart
+      while (k < n) {
+        starts(k) = s; pageLens(k) = lens(row + k); valid(k) = !hasNulls || Bits.get(col.validity.array, row + k)
+        s += lens(row + k); k += 1
+      }
+      val stats = PageStatistics.prefixes(col.data.array, starts, pageLens, valid, n)
+      val size = pages.write(col.data.array, byteStart, bytes.toInt, n)
+      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+      byteStart += bytes.toInt
+      row = end
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.fermion.core
+
+import java.nio.file.{Files, Path => JPath}
+
+import io.fermion.core.errors._
+import io.fermion.core.layout.FileLayout
+import io.fermion.core.write.WriterOptions
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The seed's four error classes, each raised by a real damaged file and naming it. */
+class DamagedFileSuite extends AnyFunSuite {
+  import TestFiles._
+
+  private def goodFile(): JPath = {
+    val file = tempDir("fermion-damage").resolve("good.fermion")
+    val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, 4000, 5, nullRate = 0.2)
+    try write(file, root, WriterOptions(stripeMaxRows = 1000)) finally root.close()
+    file
+  }
+
+  private def damaged(name: String)(edit: Array[Byte] => Array[Byte]): JPath = {
+    val src = goodFile()
+    val dst = src.resolveSibling(name)
+    Files.write(dst, edit(Files.readAllBytes(src)))
+    dst
+  }
+
+  private def expectError[E <: FermionFileException](file: JPath)(implicit ct: scala.reflect.ClassTag[E]): E = {
+    val e = intercept[FermionFileException](readAll(file))
+    assert(ct.runtimeClass.isInstance(e), s"expected ${ct.runtimeClass.getSimpleName}, got $e")
+    assert(e.getMessage.contains(file.getFileName.toString), s"message names the file: ${e.getMessage}")
+    e.asInstanceOf[E]
+  }
+
+  test("truncated file: InvalidFermionFileException") {
+    val f = damaged("truncated.fermion")(b => b.take(b.length - 100))
+    val e = expectError[InvalidFermionFileException](f)
+    assert(e.getMessage.contains("truncated or not a Fermion file"))
+  }
+
+  test("too short and not a Fermion file: InvalidFermionFileException") {
+    expectError[InvalidFermionFileException](damaged("short.fermion")(_.take(20)))
+    expectError[InvalidFermionFileException](damaged("garbage.fermion")(b => { val r = new scala.util.Random(1); val g = new Array[Byte](b.length); r.nextBytes(g); g }))
+  }
+
+  test("bytes lost from the middle: offsets beyond the end, FermionOffsetOutOfRangeException") {
+    val f = damaged("shortened.fermion")(b => b.take(5000) ++ b.drop(25000))
+    val e = expectError[FermionOffsetOutOfRangeException](f)
+    assert(e.fileLength < e.offset + e.length)
+  }
+
+  test("a flipped bit in a data page: FermionChecksumException") {
+    val f = damaged("bitflip.fermion")(b => { val c = b.clone(); c(FileLayout.HeaderSize + 200) = (c(FileLayout.HeaderSize + 200) ^ 0x10).toByte; c })
+    val e = expectError[FermionChecksumException](f)
+    assert(e.getMessage.contains("page"))
+  }
+
+  test("a flipped bit in the schema: FermionChecksumException on open") {
+    val src = goodFile()
+    val r = open(src)
+    val schemaAt = try r.footer.schemaOffset.toInt finally r.close()
+    val f = damaged("schemaflip.fermion")(b => { val c = b.clone(); c(schemaAt + 6) = (c(schemaAt + 6) ^ 1).toByte; c })
+    expectError[FermionChecksumException](f)
+  }
+
+  test("a newer major version: UnsupportedFermionVersionException") {
+    val f = damaged("v2.fermion")(b => { val c = b.clone(); c(c.length - 8) = 2; c(c.length - 7) = 0; c })
+    val e = expectError[UnsupportedFermionVersionException](f)
+    assert(e.major == 2)
+  }
+}

@@ -1,0 +1,2 @@
+// Resolved from Maven Central only (see dev/sbt-repositories).
+addSbtPlugin("com.eed3si9n" % "sbt-assembly" % "2.3.1")
