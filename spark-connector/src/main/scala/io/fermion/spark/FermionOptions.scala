@@ -1,0 +1,50 @@
+package io.fermion.spark
+
+import java.util.Locale
+
+import io.fermion.core.read.ReaderOptions
+import io.fermion.core.write.WriterOptions
+
+/** The options a Fermion read or write accepts. Unknown keys are errors, raised while planning, so
+  * a typo ("compresion") never silently falls back to a default. */
+object FermionOptions {
+  val Path = "path"
+
+  /** Keys Spark itself puts into the option maps of path-based and catalog tables. */
+  private val SparkKeys = Set("path", "paths", "location", "provider", "owner", "external", "is_managed_location", "comment")
+
+  private def check(kind: String, options: Map[String, String], known: Seq[String]): Unit = {
+    val allowed = known.map(_.toLowerCase(Locale.ROOT)).toSet ++ SparkKeys
+    options.keys.find(k => !allowed.contains(k.toLowerCase(Locale.ROOT)) && !k.startsWith("__")).foreach { k =>
+      throw new IllegalArgumentException(s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}")
+    }
+  }
+
+  /** Rejects keys that are neither read nor write options; called where Spark first hands over the
+    * options of a DataFrame read or write, before anything is created; bad values fail here too. */
+  def checkKnown(options: Map[String, String]): Unit = {
+    check("read or write", options, ReaderOptions.Keys.all ++ WriterOptions.Keys.all)
+    ReaderOptions.parse(options)
+    WriterOptions.parse(options)
+  }
+
+  def readerOptions(options: Map[String, String]): ReaderOptions = {
+    check("read", options, ReaderOptions.Keys.all)
+    ReaderOptions.parse(options)
+  }
+
+  def writerOptions(options: Map[String, String]): WriterOptions = {
+    check("write", options, WriterOptions.Keys.all)
+    WriterOptions.parse(options)
+  }
+
+  /** The table path from `path` (DataFrame API) or `location` (catalog tables). */
+  def tablePath(options: Map[String, String]): String = {
+    val lower = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    lower.get("path").orElse(lower.get("location")).filter(_.nonEmpty).getOrElse {
+      if (lower.contains("paths"))
+        throw new IllegalArgumentException("Fermion reads one table path at a time: load(path) with a single path")
+      throw new IllegalArgumentException("A Fermion table needs a path: use load(path)/save(path) or CREATE TABLE ... LOCATION '...'")
+    }
+  }
+}

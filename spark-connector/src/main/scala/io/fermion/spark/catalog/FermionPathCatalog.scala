@@ -1,0 +1,90 @@
+package io.fermion.spark.catalog
+
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import io.fermion.core.table.DataFileListing
+import io.fermion.spark.{FermionTable, FermionTableSchema, SparkTypeMapping}
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.expressions.Transform
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+/** A catalog whose tables are directories: the identifier's name is the table path. It lets Spark
+  * ask "does this path hold a table?" (save modes ErrorIfExists and Ignore) and create one (CTAS).
+  * Registered on demand by [[FermionPathCatalog.ensureRegistered]]; users never name it. */
+class FermionPathCatalog extends TableCatalog {
+  private var catalogName: String = FermionPathCatalog.Name
+
+  override def initialize(name: String, options: CaseInsensitiveStringMap): Unit = catalogName = name
+  override def name(): String = catalogName
+
+  private def pathOf(ident: Identifier): String = ident.name()
+
+  private def existingSchema(path: String): Option[StructType] =
+    FermionTableSchema.infer(path, FermionTableSchema.hadoopConf())
+
+  /** Reads: the path must hold Fermion data. */
+  override def loadTable(ident: Identifier): Table = {
+    val path = pathOf(ident)
+    val schema = existingSchema(path).getOrElse {
+      val fs = new Path(path).getFileSystem(FermionTableSchema.hadoopConf())
+      val why = if (fs.exists(new Path(path))) "it holds no Fermion data files" else "the path does not exist"
+      throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
+    }
+    new FermionTable(path, schema, acceptAnySchema = true)
+  }
+
+  /** Writes (append, overwrite): an empty or missing path is a table with no columns yet. */
+  override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
+    val path = pathOf(ident)
+    new FermionTable(path, existingSchema(path).getOrElse(new StructType()), acceptAnySchema = true)
+  }
+
+  override def tableExists(ident: Identifier): Boolean =
+    DataFileListing.list(new Path(pathOf(ident)), FermionTableSchema.hadoopConf()).nonEmpty
+
+  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform], properties: util.Map[String, String]): Table =
+    create(ident, StructType(columns.map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable))), partitions)
+
+  @deprecated("use the Column[] variant", "Spark 3.5")
+  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform], properties: util.Map[String, String]): Table =
+    create(ident, schema, partitions)
+
+  private def create(ident: Identifier, schema: StructType, partitions: Array[Transform]): Table = {
+    if (partitions.nonEmpty)
+      throw new IllegalArgumentException(s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})")
+    SparkTypeMapping.validate(schema)
+    // Nothing is created here: the write's commit creates the directory with its first files.
+    new FermionTable(pathOf(ident), schema, acceptAnySchema = true)
+  }
+
+  override def alterTable(ident: Identifier, changes: TableChange*): Table =
+    throw new UnsupportedOperationException(s"ALTER TABLE is not supported on path-based Fermion tables (${pathOf(ident)})")
+
+  override def dropTable(ident: Identifier): Boolean = false
+
+  override def renameTable(oldIdent: Identifier, newIdent: Identifier): Unit =
+    throw new UnsupportedOperationException("path-based Fermion tables cannot be renamed")
+
+  override def listTables(namespace: Array[String]): Array[Identifier] = Array.empty
+}
+
+object FermionPathCatalog {
+  val Name = "fermion_paths"
+  private val Namespace = Array("fermion")
+
+  def identifier(path: String): Identifier = Identifier.of(Namespace, path)
+
+  /** Adds the catalog to the session's configuration if it is not there yet and returns its name. */
+  def ensureRegistered(spark: SparkSession): String = {
+    val key = s"spark.sql.catalog.$Name"
+    if (!spark.conf.getOption(key).contains(classOf[FermionPathCatalog].getName))
+      spark.conf.set(key, classOf[FermionPathCatalog].getName)
+    Name
+  }
+}

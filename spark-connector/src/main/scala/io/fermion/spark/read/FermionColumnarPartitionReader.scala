@@ -1,0 +1,86 @@
+package io.fermion.spark.read
+
+import io.fermion.core.read.{FermionFileReader, ReaderOptions}
+import io.fermion.core.schema.FermionType
+import io.fermion.spark.SparkTypeMapping
+import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
+import org.apache.arrow.vector.FieldVector
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.connector.read.PartitionReader
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+
+/** Reads the stripes of one partition, one ColumnarBatch per stripe. Columns are matched to the
+  * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
+  * differs is an error naming the file. */
+final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, conf: Configuration, options: Map[String, String])
+    extends PartitionReader[ColumnarBatch] {
+
+  private val allocator: BufferAllocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.file}:${part.start}", 0, Long.MaxValue)
+  private val reader = FermionFileReader.open(new Path(part.file), conf, ReaderOptions.parse(options))
+  private val stripes = (0 until reader.numStripes).filter { s =>
+    val off = reader.stripes.dataOffset(s)
+    off >= part.start && off < part.start + part.length
+  }
+  /** For each requested column, its index in the file, or -1 when the file does not have it. */
+  private val fileColumns: IndexedSeq[Int] = readSchema.fields.toIndexedSeq.map { f =>
+    reader.schema.indexOf(f.name) match {
+      case Some(i) =>
+        val expected = SparkTypeMapping.toFermionType(f.name, f.dataType)
+        val actual = reader.schema.fields(i).dataType
+        if (actual != expected && !(expected == FermionType.Utf8 && actual == FermionType.Utf8))
+          throw new IllegalStateException(s"Column `${f.name}` is ${actual} in ${part.file} but the table expects ${expected}")
+        i
+      case None => -1
+    }
+  }
+  private val present = fileColumns.filter(_ >= 0)
+  private var nextStripe = 0
+  private var current: ColumnarBatch = _
+  private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
+
+  override def next(): Boolean = {
+    releaseCurrent()
+    if (nextStripe >= stripes.size) return false
+    val stripe = stripes(nextStripe)
+    nextStripe += 1
+    val rows = reader.stripes.rowCount(stripe)
+    vectors = reader.readStripe(stripe, present, allocator)
+    var k = 0
+    val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
+      if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, rows): ColumnVector
+      else { val v = new ArrowColumnVector(vectors(k)); k += 1; v: ColumnVector }
+    }.toArray
+    current = new ColumnarBatch(columns, rows)
+    true
+  }
+
+  override def get(): ColumnarBatch = current
+
+  private def releaseCurrent(): Unit = {
+    if (current != null) {
+      current.close()
+      current = null
+    }
+    vectors.foreach(_.close())
+    vectors = IndexedSeq.empty
+  }
+
+  override def close(): Unit = {
+    try releaseCurrent()
+    finally try reader.close() finally allocator.close()
+  }
+}
+
+object FermionColumnarPartitionReader {
+  /** One allocator per executor JVM; each partition reader takes a child and closes it. */
+  lazy val root: RootAllocator = new RootAllocator(Long.MaxValue)
+
+  def nulls(t: org.apache.spark.sql.types.DataType, rows: Int): ColumnVector = {
+    val v = new ConstantColumnVector(rows, t)
+    v.setNull()
+    v
+  }
+}

@@ -1,0 +1,37 @@
+package io.fermion.spark.read
+
+import io.fermion.core.table.DataFileListing
+import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf}
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory, Scan}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.StructType
+
+/** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
+  * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
+final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, options: Map[String, String])
+    extends Scan with Batch {
+
+  override def readSchema(): StructType = readSchema
+  override def description(): String = s"FermionScan $path [${readSchema.fieldNames.mkString(", ")}]"
+  override def toBatch: Batch = this
+
+  override def planInputPartitions(): Array[InputPartition] = {
+    val conf = FermionTableSchema.hadoopConf()
+    val maxBytes = math.max(SQLConf.get.filesMaxPartitionBytes, 1L << 20)
+    DataFileListing.list(new Path(path), conf).flatMap { f =>
+      val len = f.getLen
+      val splits = math.max(1L, (len + maxBytes - 1) / maxBytes)
+      (0L until splits).map { i =>
+        val start = i * maxBytes
+        FermionInputPartition(f.getPath.toString, start, math.min(maxBytes, len - start), len): InputPartition
+      }
+    }.toArray
+  }
+
+  override def createReaderFactory(): PartitionReaderFactory =
+    new FermionPartitionReaderFactory(readSchema, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
+}
+
+/** A byte range of one data file; the stripes whose data starts in [start, start + length). */
+final case class FermionInputPartition(file: String, start: Long, length: Long, fileLength: Long) extends InputPartition

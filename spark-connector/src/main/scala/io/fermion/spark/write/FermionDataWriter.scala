@@ -1,0 +1,58 @@
+package io.fermion.spark.write
+
+import io.fermion.core.schema.ArrowSchemaMapping
+import io.fermion.core.write.{FermionFileWriter, WriterOptions}
+import io.fermion.spark.SparkTypeMapping
+import io.fermion.spark.read.FermionColumnarPartitionReader
+import org.apache.arrow.vector.VectorSchemaRoot
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
+import org.apache.spark.sql.execution.arrow.ArrowWriter
+import org.apache.spark.sql.types.StructType
+
+/** One task's writer: rows are gathered into Arrow batches by Spark's own ArrowWriter and handed
+  * to the core file writer, which buffers a stripe and writes pages. */
+final class FermionDataWriter(file: Path, schema: StructType, options: WriterOptions, conf: Configuration) extends DataWriter[InternalRow] {
+  private val fermionSchema = SparkTypeMapping.toFermion(schema)
+  private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
+  private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
+  private val arrow = ArrowWriter.create(root)
+  private val writer = FermionFileWriter.create(file, conf, fermionSchema, options)
+  private var batchRows = 0
+  private var closed = false
+
+  override def write(record: InternalRow): Unit = {
+    arrow.write(record)
+    batchRows += 1
+    if (batchRows >= FermionDataWriter.BatchRows) flushBatch()
+  }
+
+  private def flushBatch(): Unit = if (batchRows > 0) {
+    arrow.finish()
+    writer.write(root)
+    arrow.reset()
+    batchRows = 0
+  }
+
+  override def commit(): WriterCommitMessage = {
+    flushBatch()
+    writer.close()
+    FermionCommitMessage(file.getName, writer.rowsWritten, writer.bytesWritten)
+  }
+
+  override def abort(): Unit = {
+    try close()
+    finally file.getFileSystem(conf).delete(file, false)
+  }
+
+  override def close(): Unit = if (!closed) {
+    closed = true
+    try writer.close() finally try root.close() finally allocator.close()
+  }
+}
+
+object FermionDataWriter {
+  val BatchRows = 4096
+}

@@ -1,0 +1,51 @@
+package io.fermion.spark.write
+
+import java.util.Locale
+
+import io.fermion.core.write.WriterOptions
+import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
+import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.types.StructType
+
+/** Plans a write: checks the schema (every type storable; on append to a path-based table, the
+  * same columns and types as the data already there), and whether it replaces the table's files
+  * (truncate = overwrite mode). */
+final class FermionWriteBuilder(path: String, tableSchema: StructType, info: LogicalWriteInfo, options: WriterOptions, checkAppendSchema: Boolean)
+    extends WriteBuilder with SupportsTruncate {
+  private var overwrite = false
+
+  override def truncate(): WriteBuilder = { overwrite = true; this }
+
+  override def build(): Write = {
+    val schema = info.schema()
+    SparkTypeMapping.validate(schema)
+    if (checkAppendSchema && !overwrite && tableSchema.nonEmpty) FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
+    new Write {
+      override def toBatch: BatchWrite =
+        new FermionBatchWrite(path, schema, options, overwrite, info.queryId(), new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+      override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
+    }
+  }
+}
+
+object FermionWriteBuilder {
+  /** An append must bring the table's columns, by name, with the same types (order may differ:
+    * readers match columns by name). */
+  def checkSameColumns(path: String, table: StructType, data: StructType): Unit = {
+    def byName(s: StructType) = s.fields.map(f => f.name.toLowerCase(Locale.ROOT) -> f).toMap
+    val t = byName(table)
+    val d = byName(data)
+    val missing = t.keySet -- d.keySet
+    val extra = d.keySet -- t.keySet
+    if (missing.nonEmpty || extra.nonEmpty)
+      throw new IllegalArgumentException(
+        s"Cannot append to Fermion table at '$path': its columns are ${table.fieldNames.mkString(", ")}; the data has ${data.fieldNames.mkString(", ")}" +
+          (if (missing.nonEmpty) s" (missing: ${missing.mkString(", ")})" else "") + (if (extra.nonEmpty) s" (not in the table: ${extra.mkString(", ")})" else "") +
+          ". Use mode(\"overwrite\") to replace the table.")
+    t.foreach { case (k, tf) =>
+      val df = d(k)
+      if (tf.dataType != df.dataType)
+        throw new IllegalArgumentException(s"Cannot append to Fermion table at '$path': column `${tf.name}` is ${tf.dataType.sql} in the table but ${df.dataType.sql} in the data")
+    }
+  }
+}

@@ -1,0 +1,117 @@
+package io.fermion.spark
+
+import org.apache.spark.sql.{DataFrame, Row, SaveMode}
+import org.apache.spark.sql.functions._
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The DataSource through Spark: writes and reads compared with Parquet on the same data, save
+  * modes, catalog tables, pruning and planning-time errors. */
+class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
+
+  private def allTypes(rows: Int): DataFrame = spark.range(rows).select(
+    col("id"),
+    when(col("id") % 7 === 0, lit(null)).otherwise(col("id") % 2 === 0).as("b"),
+    (col("id") % 128).cast("tinyint").as("i8"),
+    (col("id") * 31 % 30000).cast("smallint").as("i16"),
+    when(col("id") % 5 === 0, lit(null)).otherwise((col("id") * 7919).cast("int")).as("i32"),
+    (col("id") * 1000003L).as("i64"),
+    (col("id") / 3.0).cast("float").as("f32"),
+    when(col("id") % 11 === 0, lit(Double.NaN)).otherwise(col("id") * 1.5).as("f64"),
+    when(col("id") % 3 === 0, lit(null)).otherwise(concat(lit("s"), col("id").cast("string"))).as("s"),
+    col("id").cast("string").cast("binary").as("bin"),
+    date_add(lit("2020-01-01").cast("date"), (col("id") % 1000).cast("int")).as("d"),
+    timestamp_micros(col("id") * 1000003L).as("ts"),
+    timestamp_micros(col("id") * 7L).cast("timestamp_ntz").as("ts_ntz"),
+    (col("id") / 100).cast("decimal(10,2)").as("dec_small"),
+    (col("id") * 123456789L).cast("decimal(38,6)").as("dec_wide")
+  )
+
+  private def sameRows(a: DataFrame, b: DataFrame): Unit = {
+    def show(r: Row): String = r.toSeq.map {
+      case bytes: Array[Byte] => bytes.mkString("bin[", ",", "]")
+      case other => String.valueOf(other)
+    }.mkString("|")
+    val x = a.collect().map(show).sorted
+    val y = b.collect().map(show).sorted
+    assert(x.length == y.length)
+    val diff = x.zip(y).filter { case (l, r) => l != r }.take(3)
+    assert(diff.isEmpty, diff.mkString("\n"))
+  }
+
+  test("every flat type round-trips and matches Parquet") {
+    val df = allTypes(20000).repartition(4)
+    val f = tempPath("fermion"); val p = tempPath("parquet")
+    df.write.format("fermion").option("stripeRows", "3000").save(f)
+    df.write.parquet(p)
+    val back = spark.read.format("fermion").load(f)
+    assert(back.schema.fields.map(x => (x.name, x.dataType)).toSeq == df.schema.fields.map(x => (x.name, x.dataType)).toSeq)
+    sameRows(back, spark.read.parquet(p))
+    assert(back.where("i32 is null").count() == spark.read.parquet(p).where("i32 is null").count())
+  }
+
+  test("column pruning and filters") {
+    val f = tempPath("fermion")
+    allTypes(5000).write.format("fermion").save(f)
+    val df = spark.read.format("fermion").load(f).select("s", "i64").where("i64 > 1000003000")
+    assert(df.schema.fieldNames.toSeq == Seq("s", "i64"))
+    assert(df.count() == allTypes(5000).where("i64 > 1000003000").count())
+    val plan = df.queryExecution.executedPlan.toString
+    assert(plan.contains("FermionScan") && (plan.contains("[s, i64]") || plan.contains("[i64, s]")), plan)
+  }
+
+  test("save modes") {
+    val f = tempPath("fermion")
+    val a = spark.range(10).toDF("x")
+    a.write.format("fermion").save(f) // default ErrorIfExists on a new path
+    val e = intercept[Exception](a.write.format("fermion").save(f))
+    assert(e.getMessage.toLowerCase.contains("already exists"), e.getMessage)
+    a.write.format("fermion").mode(SaveMode.Ignore).save(f)
+    assert(spark.read.format("fermion").load(f).count() == 10)
+    a.write.format("fermion").mode(SaveMode.Append).save(f)
+    assert(spark.read.format("fermion").load(f).count() == 20)
+    spark.range(3).toDF("x").write.format("fermion").mode(SaveMode.Overwrite).save(f)
+    assert(spark.read.format("fermion").load(f).collect().map(_.getLong(0)).sorted.toSeq == Seq(0L, 1L, 2L))
+    val bad = intercept[Exception](spark.range(3).toDF("y").write.format("fermion").mode("append").save(f))
+    assert(bad.getMessage.contains("Cannot append"), bad.getMessage)
+  }
+
+  test("CREATE TABLE ... USING fermion LOCATION, INSERT INTO, SELECT") {
+    val f = tempPath("fermion")
+    spark.sql(s"CREATE TABLE sql_t (id INT, name STRING, amount DECIMAL(12,2)) USING fermion LOCATION '$f'")
+    try {
+      spark.sql("INSERT INTO sql_t VALUES (1, 'a', 1.50), (2, null, null)")
+      spark.sql("INSERT INTO sql_t SELECT 3, 'c', 3.25")
+      val rows = spark.sql("SELECT id, name, amount FROM sql_t ORDER BY id").collect().toSeq
+      assert(rows == Seq(Row(1, "a", new java.math.BigDecimal("1.50")), Row(2, null, null), Row(3, "c", new java.math.BigDecimal("3.25"))))
+      assert(spark.read.format("fermion").load(f).count() == 3)
+    } finally spark.sql("DROP TABLE sql_t")
+  }
+
+  test("planning-time errors: unknown option, bad value, unsupported type, missing path") {
+    val f = tempPath("fermion")
+    val e1 = intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("compresion", "zstd").save(f))
+    assert(e1.getMessage.contains("compresion"))
+    val e2 = intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("pageSize", "huge").save(f))
+    assert(e2.getMessage.contains("pageSize"))
+    val e3 = intercept[IllegalArgumentException](spark.range(1).selectExpr("array(id) as arr").write.format("fermion").save(f))
+    assert(e3.getMessage.contains("`arr`"), e3.getMessage)
+    val e3b = intercept[Exception](spark.range(1).selectExpr("make_interval(1) as iv").write.format("fermion").save(f))
+    assert(e3b.getMessage.contains("iv") || e3b.getMessage.toLowerCase.contains("interval"), e3b.getMessage)
+    val e4 = intercept[Exception](spark.read.format("fermion").load(f + "-missing").collect())
+    assert(e4.getMessage.contains("does not exist"), e4.getMessage)
+    spark.range(1).write.format("fermion").save(f)
+    val e5 = intercept[IllegalArgumentException](spark.read.format("fermion").option("tailPrefetch", "1").load(f).collect())
+    assert(e5.getMessage.contains("tailPrefetch"))
+    assert(!new java.io.File(f + "/" + io.fermion.core.table.DirectoryCommitProtocol.StagingDirName).exists())
+  }
+
+  test("a failing job leaves no visible output") {
+    val f = tempPath("fermion")
+    spark.range(5).toDF("x").write.format("fermion").save(f)
+    val boom = udf((x: Long) => if (x == 7777) throw new RuntimeException("boom") else x)
+    intercept[Exception](spark.range(0, 10000, 1, 4).select(boom(col("id")).as("x")).write.format("fermion").mode("append").save(f))
+    assert(spark.read.format("fermion").load(f).count() == 5)
+    val files = new java.io.File(f).list().toSeq
+    assert(files.forall(n => !n.startsWith("_fermion_staging")), files)
+  }
+}
