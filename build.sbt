@@ -64,8 +64,20 @@ lazy val sparkConnector = (project in file("spark-connector"))
     }
   )
 
+/** Stand-alone JVM benchmarks of the core (Spark-level benchmarks are Python scripts beside them). */
+lazy val benchmarks = (project in file("benchmarks"))
+  .dependsOn(core)
+  .settings(
+    name := "fermion-benchmarks",
+    publish / skip := true,
+    libraryDependencies ++= Dependencies.benchmarks,
+    run / fork := true,
+    run / javaOptions ++= jdk17Opens ++ Seq("-Xmx4g", "-Dio.netty.tryReflectionSetAccessible=true"),
+    run / baseDirectory := (ThisBuild / baseDirectory).value
+  )
+
 lazy val root = (project in file("."))
-  .aggregate(core, sparkConnector)
+  .aggregate(core, sparkConnector, benchmarks)
   .settings(
     name := "fermion",
     publish / skip := true,

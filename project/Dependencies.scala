@@ -20,6 +20,15 @@ object Dependencies {
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test
   )
 
+  /** Benchmarks run the core outside Spark, so they need its Provided libraries at run time. */
+  val benchmarks: Seq[ModuleID] = Seq(
+    "org.apache.arrow" % "arrow-vector" % arrowVersion,
+    "org.apache.arrow" % "arrow-memory-netty" % arrowVersion,
+    "com.github.luben" % "zstd-jni" % zstdJniVersion,
+    "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion,
+    "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion
+  )
+
   val connectorTest: Seq[ModuleID] = Seq(
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test
   )

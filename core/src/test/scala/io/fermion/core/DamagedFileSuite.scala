@@ -68,4 +68,25 @@ class DamagedFileSuite extends AnyFunSuite {
     val e = expectError[UnsupportedFermionVersionException](f)
     assert(e.major == 2)
   }
+
+  test("a flipped footer setting: FermionChecksumException") {
+    val f = damaged("settings.fermion")(b => { val c = b.clone(); c(c.length - 64 + 28) = (c(c.length - 64 + 28) ^ 1).toByte; c })
+    expectError[FermionChecksumException](f)
+  }
+
+  test("a damaged CMB fails its own column only, even when all CMBs are loaded eagerly") {
+    val src = goodFile()
+    val r = open(src)
+    val (cmbAt, good, bad) = try {
+      val cit = r.footer.citOffset
+      // column 3's CMB starts at CIT entry 3
+      val b = java.nio.ByteBuffer.wrap(Files.readAllBytes(src)).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      (b.getLong(cit.toInt + 3 * 8).toInt, 1, 3)
+    } finally r.close()
+    val f = damaged("cmbflip.fermion")(b => { val c = b.clone(); c(cmbAt + 9) = (c(cmbAt + 9) ^ 0x40).toByte; c })
+    val eager = io.fermion.core.read.ReaderOptions(cmbEagerLoadThreshold = Long.MaxValue)
+    assert(readAll(f, IndexedSeq(good), eager).head.size == 4000)
+    val e = intercept[FermionChecksumException](readAll(f, IndexedSeq(bad), eager))
+    assert(e.getMessage.contains("CMB of column"))
+  }
 }

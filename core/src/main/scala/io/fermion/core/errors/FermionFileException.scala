@@ -19,7 +19,7 @@ final class FermionOffsetOutOfRangeException(path: String, offset: Long, val len
     extends FermionFileException(
       path,
       offset,
-      s"FermionOffsetOutOfRangeException: reading $length bytes at offset $offset goes beyond the end of the file ($fileLength bytes); the file is truncated or its metadata is corrupt"
+      s"FermionOffsetOutOfRangeException: reading $length bytes at offset $offset goes beyond the end of the data ($fileLength bytes in the file); the file is truncated or its metadata is corrupt"
     )
 
 /** Stored bytes do not match their CRC32: the page or the metadata region was damaged. */
@@ -35,5 +35,6 @@ final class UnsupportedFermionVersionException(path: String, offset: Long, val m
     extends FermionFileException(
       path,
       offset,
-      s"UnsupportedFermionVersionException: format version $major.$minor is not supported by this reader (reads major version ${io.fermion.core.layout.FormatVersion.Major}); upgrade Fermion"
+      s"UnsupportedFermionVersionException: format version $major.$minor is not supported by this reader (reads major version ${io.fermion.core.layout.FormatVersion.Major})" +
+        (if (major > io.fermion.core.layout.FormatVersion.Major) "; upgrade Fermion to read it" else "")
     )

@@ -4,10 +4,18 @@ package io.fermion.core.layout
   * (docs/format.md, "Statistics"). */
 final case class ValueStats(flags: Int, min: Long, max: Long) {
   def hasMinMax: Boolean = (flags & ValueStats.HasMinMax) != 0
+  /** Bounds covering both: compared as the flags say (doubles, unsigned prefixes or signed longs). */
   def merge(o: ValueStats): ValueStats =
     if (!o.hasMinMax) copy(flags = flags | o.flags)
     else if (!hasMinMax) o.copy(flags = flags | o.flags)
-    else ValueStats(flags | o.flags, math.min(min, o.min), math.max(max, o.max))
+    else {
+      val cmp: (Long, Long) => Int =
+        if ((flags & ValueStats.DoubleBits) != 0)
+          (a, b) => java.lang.Double.compare(java.lang.Double.longBitsToDouble(a), java.lang.Double.longBitsToDouble(b))
+        else if ((flags & ValueStats.PrefixBounds) != 0) java.lang.Long.compareUnsigned
+        else java.lang.Long.compare
+      ValueStats(flags | o.flags, if (cmp(o.min, min) < 0) o.min else min, if (cmp(o.max, max) > 0) o.max else max)
+    }
 }
 
 object ValueStats {

@@ -78,7 +78,8 @@ object ColumnMetadataBlock {
   def view(bytes: ByteBuffer): ColumnMetadataBlock = new ColumnMetadataBlock(bytes.slice().order(ByteOrder.LITTLE_ENDIAN))
 
   /** Returns a description of the first inconsistency, or None when the block is well formed. */
-  def validate(cmb: ColumnMetadataBlock, expectedStreams: Int, expectedStripes: Int): Option[String] = {
+  def validate(cmb: ColumnMetadataBlock, expectedStreamTypes: IndexedSeq[Int], expectedStripes: Int): Option[String] = {
+    val expectedStreams = expectedStreamTypes.size
     val size = cmb.byteSize
     if (size < HeaderSize) return Some(s"CMB of $size bytes is shorter than its header")
     if (cmb.numStreams != expectedStreams) return Some(s"CMB has ${cmb.numStreams} streams, the schema implies $expectedStreams")
@@ -88,6 +89,14 @@ object ColumnMetadataBlock {
     var s = 0
     while (s < expectedStreams) {
       val d = cmb.descType(s)
+      if (cmb.streamType(s) != expectedStreamTypes(s))
+        return Some(s"stream $s has type ${cmb.streamType(s)}, the schema implies ${expectedStreamTypes(s)}")
+      val allowed = expectedStreamTypes(s) match {
+        case StreamType.Validity => Set(DescType.Simple, DescType.UseDefault, DescType.ForceNull)
+        case StreamType.Data => Set(DescType.Full, DescType.UseDefault)
+        case _ => Set(DescType.Simple, DescType.UseDefault)
+      }
+      if (!allowed.contains(d)) return Some(s"stream $s of type ${expectedStreamTypes(s)} cannot have descType ${DescType.name(d)}")
       val descSize = d match {
         case DescType.Simple => SimpleChunkDescSize
         case DescType.Full => FullChunkDescSize

@@ -32,6 +32,10 @@ final case class Footer(
   /** The metadata region covered by metadataCrc32: schema, stripe directory and CIT. */
   def metadataEnd: Long = citOffset + citLength
 
+  /** Footer bytes [0, 52): every field written before metadataCrc32. The metadata CRC covers
+    * them after the metadata region, so a flipped setting or offset is caught too. */
+  def crcCoveredBytes(): Array[Byte] = java.util.Arrays.copyOf(encode(), Footer.CrcCoveredLength)
+
   def encode(): Array[Byte] = {
     val b = ByteBuffer.allocate(FileLayout.FooterSize).order(ByteOrder.LITTLE_ENDIAN)
     b.putLong(schemaOffset).putInt(schemaLength).putInt(numColumns)
@@ -44,6 +48,8 @@ final case class Footer(
 }
 
 object Footer {
+  val CrcCoveredLength: Int = 52
+
   /** Decodes the 64 bytes at `buf.position()`; magic and version are checked by the caller, which
     * knows the file name. */
   def decode(buf: ByteBuffer): Footer = {

@@ -30,6 +30,8 @@ final class FermionFileReader private (
   private val path = input.path
   private val cmbs = new Array[ColumnMetadataBlock](schema.size)
   private val cmbLoaded = new Array[Boolean](schema.size)
+  /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */
+  private val cmbRaw = new Array[ByteBuffer](schema.size)
   private val pages = new PageDecoder(path, options.verifyChecksums && footer.hasPageCrc)
   private val decoder = new FlatColumnDecoder(path, pages)
   private var metadataBytes = tail.remaining().toLong
@@ -56,37 +58,43 @@ final class FermionFileReader private (
   }
 
   /** Loads the CMBs of `columns` that are not loaded yet: all at once when the CMB area is small
-    * (eager), otherwise only theirs, with nearby blocks merged into one read. */
+    * (eager), otherwise only theirs, with nearby blocks merged into one read. A block is verified
+    * (CRC, structure) only when its column is asked for, so damage in one column's CMB never
+    * fails a read of another. */
   def loadColumnMetadata(columns: Seq[Int]): Unit = {
     val missing = columns.distinct.filter(c => !cmbLoaded(c))
     if (missing.isEmpty) return
-    val area = cit.cmbAreaEnd - cit.cmbAreaStart
-    val wanted =
-      if (area <= options.cmbEagerLoadThreshold) schema.fields.indices.filter(c => !cmbLoaded(c))
-      else missing
-    val ranges = wanted.map(c => ByteRange(cit.cmbOffset(c), cit.cmbLength(c)))
-    val merged = RangeCoalescer.coalesce(ranges, math.min(options.coalesceGapBytes, 64L << 10), options.maxCoalescedBytes)
-    val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = true))
-    wanted.foreach { c =>
-      val len = cit.cmbLength(c)
-      if (len > 0) {
+    val unfetched = missing.filter(c => cmbRaw(c) == null)
+    if (unfetched.nonEmpty) {
+      val area = cit.cmbAreaEnd - cit.cmbAreaStart
+      val wanted =
+        if (area <= options.cmbEagerLoadThreshold) schema.fields.indices.filter(c => cmbRaw(c) == null && !cmbLoaded(c))
+        else unfetched
+      val ranges = wanted.map(c => ByteRange(cit.cmbOffset(c), cit.cmbLength(c)))
+      val merged = RangeCoalescer.coalesce(ranges, math.min(options.coalesceGapBytes, 64L << 10), options.maxCoalescedBytes)
+      val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = true))
+      wanted.foreach { c =>
+        val len = cit.cmbLength(c)
+        if (len > 0) cmbRaw(c) = FermionFileReader.sliceOf(buffers, cit.cmbOffset(c), len)
+      }
+    }
+    missing.foreach { c =>
+      val bytes = cmbRaw(c)
+      if (bytes != null) {
         val off = cit.cmbOffset(c)
-        val (range, buf) = buffers.find { case (r, _) => off >= r.offset && off + len <= r.end }.get
-        val b = buf.duplicate()
-        b.position(buf.position() + (off - range.offset).toInt)
-        b.limit(b.position() + len.toInt)
-        val bytes = b.slice()
+        val name = schema.fields(c).name
         if (options.verifyChecksums) {
           val crc = new CRC32
           crc.update(bytes.duplicate())
           val actual = crc.getValue.toInt
-          if (actual != cit.cmbCrc32(c)) throw new FermionChecksumException(path, off, s"CMB of column `${schema.fields(c).name}`", cit.cmbCrc32(c), actual)
+          if (actual != cit.cmbCrc32(c)) throw new FermionChecksumException(path, off, s"CMB of column `$name`", cit.cmbCrc32(c), actual)
         }
         val cmb = ColumnMetadataBlock.view(bytes)
-        ColumnMetadataBlock.validate(cmb, schema.fields(c).streamTypes.size, footer.numStripes).foreach { why =>
-          throw new InvalidFermionFileException(path, off, s"CMB of column `${schema.fields(c).name}`: $why")
+        ColumnMetadataBlock.validate(cmb, schema.fields(c).streamTypes, footer.numStripes).foreach { why =>
+          throw new InvalidFermionFileException(path, off, s"CMB of column `$name`: $why")
         }
         cmbs(c) = cmb
+        cmbRaw(c) = null
       }
       cmbLoaded(c) = true
     }
@@ -112,14 +120,7 @@ final class FermionFileReader private (
     } yield ByteRange(m.chunkOffset(s, stripe), len)
     val merged = RangeCoalescer.coalesce(wanted, options.coalesceGapBytes, options.maxCoalescedBytes)
     val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = false))
-    def chunk(stream: Int, offset: Long, length: Long): ByteBuffer = {
-      val (range, buf) = buffers.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
-        .getOrElse(throw new IllegalStateException(s"chunk at $offset was not fetched"))
-      val b = buf.duplicate()
-      b.position(buf.position() + (offset - range.offset).toInt)
-      b.limit(b.position() + length.toInt)
-      b.slice()
-    }
+    def chunk(stream: Int, offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
     val out = IndexedSeq.newBuilder[FieldVector]
     try {
       columns.foreach { c =>
@@ -138,6 +139,16 @@ final class FermionFileReader private (
 }
 
 object FermionFileReader {
+  /** The bytes [offset, offset + length) out of the coalesced reads that contain them. */
+  private def sliceOf(buffers: IndexedSeq[(ByteRange, ByteBuffer)], offset: Long, length: Long): ByteBuffer = {
+    val (range, buf) = buffers.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
+      .getOrElse(throw new IllegalStateException(s"bytes at $offset were not fetched"))
+    val b = buf.duplicate()
+    b.position(buf.position() + (offset - range.offset).toInt)
+    b.limit(b.position() + length.toInt)
+    b.slice()
+  }
+
   def open(path: Path, conf: Configuration, options: ReaderOptions): FermionFileReader =
     open(HadoopInputFile.open(path, conf), options)
 
@@ -163,13 +174,16 @@ object FermionFileReader {
       throw new UnsupportedFermionVersionException(path, footerOffset + 56, footer.major, footer.minor)
 
     // Regions must lie before the footer, in order: schema, stripe directory, CIT.
-    def within(offset: Long, len: Long): Unit =
-      if (offset < FileLayout.HeaderSize || len < 0 || offset + len > footerOffset)
-        throw new FermionOffsetOutOfRangeException(path, offset, len, footerOffset)
+    if (footer.numColumns < 0 || footer.numStripes < 0 || footer.schemaLength < 0)
+      throw new InvalidFermionFileException(path, footerOffset, s"footer has negative counts (columns ${footer.numColumns}, stripes ${footer.numStripes})")
+    def within(offset: Long, len: Long): Unit = {
+      if (offset < FileLayout.HeaderSize) throw new InvalidFermionFileException(path, footerOffset, s"footer points at offset $offset, inside the file header")
+      if (offset + len > footerOffset) throw new FermionOffsetOutOfRangeException(path, offset, len, fileLen)
+    }
     within(footer.schemaOffset, footer.schemaLength)
     within(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize)
     within(footer.citOffset, footer.citLength)
-    if (footer.numColumns < 0 || footer.numStripes < 0 ||
+    if (
         footer.stripeDirOffset != footer.schemaOffset + footer.schemaLength ||
         footer.citOffset != footer.stripeDirOffset + footer.numStripes.toLong * StripeDirectory.EntrySize ||
         footer.metadataEnd != footerOffset)
@@ -183,9 +197,10 @@ object FermionFileReader {
     if (options.verifyChecksums) {
       val crc = new CRC32
       crc.update(meta.duplicate())
+      crc.update(footer.crcCoveredBytes())
       val actual = crc.getValue.toInt
       if (actual != footer.metadataCrc32)
-        throw new FermionChecksumException(path, footer.schemaOffset, "metadata (schema, stripe directory, CIT)", footer.metadataCrc32, actual)
+        throw new FermionChecksumException(path, footer.schemaOffset, "metadata (schema, stripe directory, CIT, footer)", footer.metadataCrc32, actual)
     }
     def region(offset: Long, len: Long): ByteBuffer = {
       val b = meta.duplicate(); b.position((offset - footer.schemaOffset).toInt); b.limit(b.position() + len.toInt); b.slice()

@@ -27,6 +27,11 @@ final class FlatColumnDecoder(path: String, pages: PageDecoder) {
     } catch { case t: Throwable => vector.close(); throw t }
   }
 
+  /** A page's plain payload has exactly the size its value count implies. */
+  private def expectLength(p: DecodedPage, expected: Long, chunkOffset: Long, stream: String): Unit =
+    if (p.len != expected)
+      throw new InvalidFermionFileException(path, chunkOffset, s"$stream page of ${p.valueCount} values has ${p.len} bytes, expected $expected")
+
   private def allocateNulls(v: FieldVector, rows: Int): Unit = {
     v match {
       case vw: BaseVariableWidthVector => vw.allocateNew(0L, rows)
@@ -54,11 +59,15 @@ final class FlatColumnDecoder(path: String, pages: PageDecoder) {
           var row = 0
           pages.foreachPage(buf, off) { p =>
             if (row + p.valueCount > rows) throw new InvalidFermionFileException(path, off, "OFFSETS chunk holds more values than the stripe has rows")
+            expectLength(p, p.valueCount.toLong * 4, off, "OFFSETS")
             var k = 0
             var at = p.off
             while (k < p.valueCount) {
               val n = (p.bytes(at) & 0xFF) | ((p.bytes(at + 1) & 0xFF) << 8) | ((p.bytes(at + 2) & 0xFF) << 16) | (p.bytes(at + 3) << 24)
-              offsets(row + k + 1) = Math.addExact(offsets(row + k), n)
+              val end = offsets(row + k).toLong + n
+              if (n < 0 || end > Int.MaxValue)
+                throw new InvalidFermionFileException(path, off, s"value lengths of column `${field.name}` exceed 2 GiB in one stripe")
+              offsets(row + k + 1) = end.toInt
               k += 1; at += 4
             }
             row += p.valueCount
@@ -90,8 +99,12 @@ final class FlatColumnDecoder(path: String, pages: PageDecoder) {
           pages.foreachPage(buf, off) { p =>
             if (row + p.valueCount > rows) throw new InvalidFermionFileException(path, off, "DATA chunk holds more values than the stripe has rows")
             field.dataType match {
-              case FermionType.Bool => data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+              case FermionType.Bool =>
+                if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 rows")
+                expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
+                data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
               case d: FermionType.Decimal if d.storedWidth == 8 =>
+                expectLength(p, p.valueCount * 8L, off, "DATA")
                 var k = 0
                 while (k < p.valueCount) {
                   val unscaled = io.fermion.core.write.PageStatistics.readSigned(p.bytes, p.off + k * 8, 8)
@@ -99,7 +112,9 @@ final class FlatColumnDecoder(path: String, pages: PageDecoder) {
                   data.setLong((row + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
                   k += 1
                 }
-              case _ => data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
+              case _ =>
+                expectLength(p, p.valueCount.toLong * width, off, "DATA")
+                data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
             }
             row += p.valueCount
           }
@@ -120,6 +135,7 @@ final class FlatColumnDecoder(path: String, pages: PageDecoder) {
           var row = 0
           pages.foreachPage(chunk(0, off, len), off) { p =>
             if (row + p.valueCount > rows || (row & 7) != 0) throw new InvalidFermionFileException(path, off, "VALIDITY pages do not match the stripe's rows")
+            expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
             validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
             row += p.valueCount
           }

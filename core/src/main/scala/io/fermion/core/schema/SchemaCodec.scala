@@ -32,6 +32,13 @@ object SchemaCodec {
         case FermionType.Struct => putInt(f.children.size)
         case _ =>
       }
+      val expectedChildren = f.dataType match {
+        case FermionType.List => Some(1)
+        case FermionType.Map => Some(2)
+        case FermionType.Struct => None
+        case _ => Some(0)
+      }
+      expectedChildren.foreach(n => require(f.children.size == n, s"${f.dataType} field `${f.name}` must have $n children, has ${f.children.size}"))
       f.children.foreach(node)
     }
     putInt(schema.fields.size)
@@ -91,6 +98,7 @@ object SchemaCodec {
     val fields = new ArrayBuffer[FermionField](math.min(n, 1 << 20))
     var i = 0
     while (i < n) { fields += node(0); i += 1 }
+    if (b.remaining() != 0) throw new IllegalArgumentException(s"${b.remaining()} bytes left after the last schema node")
     FermionSchema(fields.toIndexedSeq)
   }
 }

@@ -39,7 +39,7 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
 
 object HadoopInputFile {
   def open(path: Path, conf: Configuration): HadoopInputFile = {
-    val fs = path.getFileSystem(conf)
+    val fs = FileSystems.forPath(path, conf)
     val status = fs.getFileStatus(path)
     new HadoopInputFile(path.toString, status.getLen, fs.open(path))
   }

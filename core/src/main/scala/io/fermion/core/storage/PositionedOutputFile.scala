@@ -22,7 +22,7 @@ object PositionedOutputFile {
 
   /** Creates `path`, failing if it exists: data files are never overwritten in place. */
   def create(path: Path, conf: Configuration): PositionedOutputFile = {
-    val fs = path.getFileSystem(conf)
+    val fs = FileSystems.forPath(path, conf)
     new PositionedOutputFile(path.toString, new BufferedOutputStream(fs.create(path, false), BufferSize))
   }
 }

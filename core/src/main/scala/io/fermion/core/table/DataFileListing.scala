@@ -1,6 +1,7 @@
 package io.fermion.core.table
 
 import org.apache.hadoop.conf.Configuration
+import io.fermion.core.storage.FileSystems
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 /** The data files of a path-based Fermion table: the `*.fermion` files directly under the table
@@ -15,7 +16,7 @@ object DataFileListing {
   /** Data files sorted by name; empty when the directory does not exist. A path naming a single
     * Fermion file lists that file. */
   def list(table: Path, conf: Configuration): IndexedSeq[FileStatus] = {
-    val fs = table.getFileSystem(conf)
+    val fs = FileSystems.forPath(table, conf)
     if (!fs.exists(table)) IndexedSeq.empty
     else {
       val status = fs.getFileStatus(table)

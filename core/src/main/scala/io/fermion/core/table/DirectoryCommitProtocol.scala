@@ -2,6 +2,7 @@ package io.fermion.core.table
 
 import java.io.IOException
 
+import io.fermion.core.storage.FileSystems
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -20,13 +21,18 @@ final class DirectoryCommitProtocol(table: Path, jobId: String, conf: Configurat
     new Path(stagingDir, f"part-$partitionId%05d-$taskId-$jobId${DataFileListing.Extension}")
 
   def setupJob(): Unit = {
-    val fs = stagingDir.getFileSystem(conf)
+    val fs = FileSystems.forPath(stagingDir, conf)
     if (!fs.mkdirs(stagingDir)) throw new IOException(s"cannot create the staging directory $stagingDir")
   }
 
-  /** Moves the staged `fileNames` into the table; with `overwrite`, then deletes the older files. */
-  def commitJob(fileNames: Seq[String], overwrite: Boolean): Unit = {
-    val fs = table.getFileSystem(conf)
+  /** Moves the staged files of committed tasks (name -> rows) into the table; with `overwrite`,
+    * then deletes the older files. Files of tasks that wrote no rows are dropped, except that a
+    * job with no rows at all keeps one, so that the table and its schema exist. */
+  def commitJob(taskFiles: Seq[(String, Long)], overwrite: Boolean): Unit = {
+    val fs = FileSystems.forPath(table, conf)
+    val (withRows, empty) = taskFiles.partition(_._2 > 0)
+    val fileNames = if (withRows.nonEmpty) withRows.map(_._1) else empty.take(1).map(_._1)
+    fs.mkdirs(table)
     val previous = if (overwrite) DataFileListing.list(table, conf).map(_.getPath) else IndexedSeq.empty
     fileNames.foreach { name =>
       val src = new Path(stagingDir, name)
@@ -40,8 +46,11 @@ final class DirectoryCommitProtocol(table: Path, jobId: String, conf: Configurat
 
   def abortJob(): Unit = cleanup()
 
+  /** Removes what a failed task attempt wrote. */
+  def abortTask(file: Path): Unit = FileSystems.forPath(file, conf).delete(file, false)
+
   private def cleanup(): Unit = {
-    val fs = table.getFileSystem(conf)
+    val fs = FileSystems.forPath(table, conf)
     fs.delete(stagingDir, true)
     val parent = stagingDir.getParent
     if (fs.exists(parent) && fs.listStatus(parent).isEmpty) fs.delete(parent, false)

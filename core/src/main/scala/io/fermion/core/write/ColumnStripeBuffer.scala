@@ -56,37 +56,28 @@ final class ColumnStripeBuffer(val field: FermionField) {
         }
       case vw: BaseVariableWidthVector =>
         val offsets = vw.getOffsetBuffer
-        val bytes = vw.getDataBuffer
-        i = from
-        while (i < end) {
-          if (vw.isNull(i)) lengths.putInt(0)
-          else {
-            val s = offsets.getInt(i.toLong * 4)
-            val n = offsets.getInt((i + 1).toLong * 4) - s
-            lengths.putInt(n)
-            val at = data.extend(n)
-            bytes.getBytes(s.toLong, data.array, at, n)
-          }
-          i += 1
-        }
+        appendVariable(vw, vw.getDataBuffer, from, end, row => offsets.getInt(row.toLong * 4).toLong)
       case lw: BaseLargeVariableWidthVector =>
         val offsets = lw.getOffsetBuffer
-        val bytes = lw.getDataBuffer
-        i = from
-        while (i < end) {
-          if (lw.isNull(i)) lengths.putInt(0)
-          else {
-            val s = offsets.getLong(i.toLong * 8)
-            val n = Math.toIntExact(offsets.getLong((i + 1).toLong * 8) - s)
-            lengths.putInt(n)
-            val at = data.extend(n)
-            bytes.getBytes(s, data.array, at, n)
-          }
-          i += 1
-        }
+        appendVariable(lw, lw.getDataBuffer, from, end, row => offsets.getLong(row.toLong * 8))
       case other =>
         throw new IllegalArgumentException(s"column `${field.name}` (${field.dataType}) cannot be written from ${other.getClass.getSimpleName}")
     }
     rows += count
+  }
+
+  private def appendVariable(v: FieldVector, bytes: org.apache.arrow.memory.ArrowBuf, from: Int, end: Int, offset: Int => Long): Unit = {
+    var i = from
+    while (i < end) {
+      if (v.isNull(i)) lengths.putInt(0)
+      else {
+        val s = offset(i)
+        val n = Math.toIntExact(offset(i + 1) - s)
+        lengths.putInt(n)
+        val at = data.extend(n)
+        bytes.getBytes(s, data.array, at, n)
+      }
+      i += 1
+    }
   }
 }

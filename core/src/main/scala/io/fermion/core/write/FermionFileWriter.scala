@@ -34,8 +34,15 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
   out.write(FileLayout.Magic)
   out.write(new Array[Byte](FileLayout.HeaderSize - FileLayout.Magic.length))
 
-  /** Rows per append step: small enough that the stripe byte limit is checked often. */
-  private val AppendSlice = 4096
+  /** Rows per append step, so that one step adds at most ~1/16 of the stripe byte limit: the limit
+    * is checked between steps, and a wide row set must not overshoot it by a whole batch. */
+  private val appendSlice: Int = {
+    val rowBytes = schema.fields.map { f =>
+      val w = io.fermion.core.schema.FermionType.fixedWidth(f.dataType)
+      if (w > 0) w + 1 else 17 // validity bit rounded up; variable-width values guessed at 16 bytes
+    }.sum.max(1)
+    math.max(8L, math.min(4096L, options.stripeMaxBytes / 16 / rowBytes)).toInt
+  }
 
   /** Appends all rows of `root`, whose vectors must follow [[schema]] in order and type. */
   def write(root: VectorSchemaRoot): Unit = {
@@ -48,7 +55,7 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
     require(vectors.size == columns.size, s"expected ${columns.size} vectors, got ${vectors.size}")
     var done = 0
     while (done < rowCount) {
-      val n = math.min(math.min(AppendSlice, rowCount - done), options.stripeMaxRows - stripeRows)
+      val n = math.min(math.min(appendSlice, rowCount - done), options.stripeMaxRows - stripeRows)
       var c = 0
       while (c < columns.size) { columns(c).append(vectors(c), done, n); c += 1 }
       stripeRows += n
@@ -100,11 +107,10 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
       val schemaBytes = SchemaCodec.encode(schema)
       val stripeDirBytes = StripeDirectory.encode(stripes.toSeq)
       val citBytes = ColumnIndexTable.encode(cmbOffsets, cmbCrcs)
-      crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes)
       out.write(schemaBytes)
       out.write(stripeDirBytes)
       out.write(citBytes)
-      val footer = Footer(
+      val unsealed = Footer(
         schemaOffset = schemaOffset,
         schemaLength = schemaBytes.length,
         numColumns = columns.size,
@@ -114,9 +120,10 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
         citOffset = schemaOffset + schemaBytes.length + stripeDirBytes.length,
         numRows = totalRows,
         defaultPageSize = options.pageSize,
-        metadataCrc32 = crc.getValue.toInt
+        metadataCrc32 = 0
       )
-      out.write(footer.encode())
+      crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes); crc.update(unsealed.crcCoveredBytes())
+      out.write(unsealed.copy(metadataCrc32 = crc.getValue.toInt).encode())
     } finally out.close()
   }
 

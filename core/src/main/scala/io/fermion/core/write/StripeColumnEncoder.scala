@@ -23,9 +23,11 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
       case StreamType.Offsets =>
         if (!lengthsNonZero(col)) ChunkRecord.Empty else lengthsChunk(col)
       case StreamType.Data =>
-        if (allNull || rows == 0) ChunkRecord.Empty
+        // An empty DATA chunk still reports the stripe's null count in its FullChunkDesc.
+        val empty = ChunkRecord.Empty.copy(nullCount = col.nullCount)
+        if (allNull || rows == 0) empty
         else if (col.isBool) boolDataChunk(col, hasNulls)
-        else if (col.isVariable) { if (col.data.length == 0) ChunkRecord.Empty else variableDataChunk(col, hasNulls) }
+        else if (col.isVariable) { if (col.data.length == 0) empty else variableDataChunk(col, hasNulls) }
         else fixedDataChunk(col, hasNulls)
     }
   }

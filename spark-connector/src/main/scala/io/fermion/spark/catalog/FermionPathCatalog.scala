@@ -32,7 +32,7 @@ class FermionPathCatalog extends TableCatalog {
   override def loadTable(ident: Identifier): Table = {
     val path = pathOf(ident)
     val schema = existingSchema(path).getOrElse {
-      val fs = new Path(path).getFileSystem(FermionTableSchema.hadoopConf())
+      val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), FermionTableSchema.hadoopConf())
       val why = if (fs.exists(new Path(path))) "it holds no Fermion data files" else "the path does not exist"
       throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
     }

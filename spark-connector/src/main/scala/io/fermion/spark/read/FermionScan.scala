@@ -18,7 +18,7 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
 
   override def planInputPartitions(): Array[InputPartition] = {
     val conf = FermionTableSchema.hadoopConf()
-    val maxBytes = math.max(SQLConf.get.filesMaxPartitionBytes, 1L << 20)
+    val maxBytes = math.max(SQLConf.get.filesMaxPartitionBytes, 1L)
     DataFileListing.list(new Path(path), conf).flatMap { f =>
       val len = f.getLen
       val splits = math.max(1L, (len + maxBytes - 1) / maxBytes)

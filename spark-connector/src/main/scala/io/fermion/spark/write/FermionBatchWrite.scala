@@ -21,15 +21,8 @@ final class FermionBatchWrite(path: String, schema: StructType, options: WriterO
 
   override def useCommitCoordinator(): Boolean = true
 
-  override def commit(messages: Array[WriterCommitMessage]): Unit = {
-    val files = messages.collect { case m: FermionCommitMessage if m.rows > 0 || messages.length == 1 => m.fileName }
-    // Tasks that wrote no rows leave no file behind, except that an empty job keeps one file so
-    // the table (and its schema) exists.
-    val empties = messages.collect { case m: FermionCommitMessage if m.rows == 0 && messages.length > 1 => m.fileName }
-    val fs = new Path(path).getFileSystem(conf.value)
-    empties.foreach(n => fs.delete(new Path(protocol.stagingDir, n), false))
-    protocol.commitJob(if (files.isEmpty) empties.take(1).toSeq else files.toSeq, overwrite)
-  }
+  override def commit(messages: Array[WriterCommitMessage]): Unit =
+    protocol.commitJob(messages.toSeq.collect { case m: FermionCommitMessage => m.fileName -> m.rows }, overwrite)
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = protocol.abortJob()
 }

@@ -1,6 +1,7 @@
 package io.fermion.spark.write
 
 import io.fermion.core.schema.ArrowSchemaMapping
+import io.fermion.core.table.DirectoryCommitProtocol
 import io.fermion.core.write.{FermionFileWriter, WriterOptions}
 import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.read.FermionColumnarPartitionReader
@@ -14,7 +15,7 @@ import org.apache.spark.sql.types.StructType
 
 /** One task's writer: rows are gathered into Arrow batches by Spark's own ArrowWriter and handed
   * to the core file writer, which buffers a stripe and writes pages. */
-final class FermionDataWriter(file: Path, schema: StructType, options: WriterOptions, conf: Configuration) extends DataWriter[InternalRow] {
+final class FermionDataWriter(protocol: DirectoryCommitProtocol, file: Path, schema: StructType, options: WriterOptions, conf: Configuration) extends DataWriter[InternalRow] {
   private val fermionSchema = SparkTypeMapping.toFermion(schema)
   private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
@@ -44,7 +45,7 @@ final class FermionDataWriter(file: Path, schema: StructType, options: WriterOpt
 
   override def abort(): Unit = {
     try close()
-    finally file.getFileSystem(conf).delete(file, false)
+    finally protocol.abortTask(file)
   }
 
   override def close(): Unit = if (!closed) {

@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.StructType
 final class FermionDataWriterFactory(path: String, jobId: String, schema: StructType, options: WriterOptions, conf: SerializableHadoopConf)
     extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
-    val file = new DirectoryCommitProtocol(new Path(path), jobId, conf.value).taskFile(partitionId, taskId)
-    new FermionDataWriter(file, schema, options, conf.value)
+    val protocol = new DirectoryCommitProtocol(new Path(path), jobId, conf.value)
+    new FermionDataWriter(protocol, protocol.taskFile(partitionId, taskId), schema, options, conf.value)
   }
 }

@@ -1,0 +1,5 @@
+import sys
+
+from fermion_spark.cli import main
+
+sys.exit(main())

@@ -1,0 +1,94 @@
+"""Many files and partitions, save modes, catalog tables, pruning."""
+import os
+
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import functions as F
+
+from conftest import assert_same_as_parquet, rows_of
+
+
+def data_files(path):
+    return sorted(n for n in os.listdir(path) if n.endswith(".fermion"))
+
+
+def test_many_tasks_files_and_input_partitions(spark, tmp_table):
+    df = spark.range(0, 200_000, 1, 16).select(
+        "id", (F.col("id") % 1000).alias("k"), F.concat(F.lit("row-"), F.col("id").cast("string")).alias("s"))
+    f = tmp_table("f")
+    assert_same_as_parquet(spark, df, f, tmp_table("p"), stripeRows="2000")
+    assert len(data_files(f)) == 16
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(32 << 10))
+    try:
+        back = spark.read.format("fermion").load(f)
+        assert back.rdd.getNumPartitions() > 16  # files are split by stripe ranges
+        assert back.agg(F.sum("id"), F.countDistinct("s")).collect()[0] == (sum(range(200_000)), 200_000)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+def test_save_modes(spark, tmp_table):
+    path = tmp_table()
+    spark.range(10).write.format("fermion").save(path)  # errorifexists on a new path
+    with pytest.raises(Exception, match="(?i)already exists"):
+        spark.range(10).write.format("fermion").save(path)
+    with pytest.raises(Exception, match="(?i)already exists"):
+        spark.range(10).write.format("fermion").mode("error").save(path)
+    spark.range(100).write.format("fermion").mode("ignore").save(path)
+    assert spark.read.format("fermion").load(path).count() == 10
+    spark.range(10, 15).write.format("fermion").mode("append").save(path)
+    assert spark.read.format("fermion").load(path).count() == 15
+    spark.range(3).write.format("fermion").mode("overwrite").save(path)
+    assert sorted(r.id for r in spark.read.format("fermion").load(path).collect()) == [0, 1, 2]
+    spark.range(3).selectExpr("cast(id as string) as s").write.format("fermion").mode("overwrite").save(path)
+    assert spark.read.format("fermion").load(path).columns == ["s"]
+    fresh = tmp_table("ignore-new")
+    spark.range(4).write.format("fermion").mode("ignore").save(fresh)
+    assert spark.read.format("fermion").load(fresh).count() == 4
+
+
+def test_append_with_other_columns_is_rejected(spark, tmp_table):
+    path = tmp_table()
+    spark.range(3).write.format("fermion").save(path)
+    with pytest.raises(Exception, match="Cannot append"):
+        spark.range(3).selectExpr("id as other").write.format("fermion").mode("append").save(path)
+    spark.range(3).selectExpr("id * 2 as id").write.format("fermion").mode("append").save(path)
+    assert spark.read.format("fermion").load(path).count() == 6
+
+
+def test_sql_catalog_table(spark, tmp_table):
+    path = tmp_table("sql")
+    spark.sql(f"CREATE TABLE feats (id BIGINT, label INT, name STRING, ts TIMESTAMP) USING fermion LOCATION '{path}'")
+    try:
+        spark.sql("INSERT INTO feats VALUES (1, 1, 'a', TIMESTAMP'2026-01-02 03:04:05'), (2, 0, NULL, NULL)")
+        spark.sql("INSERT INTO feats SELECT id + 10, cast(id % 2 as int), cast(id as string), NULL FROM range(5)")
+        assert spark.sql("SELECT count(*) FROM feats").collect()[0][0] == 7
+        assert spark.sql("SELECT name FROM feats WHERE id = 1").collect()[0][0] == "a"
+        assert spark.sql("SELECT sum(label) FROM feats").collect()[0][0] == 3
+        assert spark.read.format("fermion").load(path).count() == 7
+    finally:
+        spark.sql("DROP TABLE feats")
+    spark.sql(f"CREATE TABLE feats2 USING fermion LOCATION '{path}'")  # schema from the files
+    try:
+        assert spark.table("feats2").columns == ["id", "label", "name", "ts"]
+        assert spark.table("feats2").count() == 7
+    finally:
+        spark.sql("DROP TABLE feats2")
+
+
+def test_column_pruning_reaches_the_scan(spark, tmp_table):
+    path = tmp_table()
+    spark.range(1000).selectExpr("id", "id * 2 as a", "cast(id as string) as b", "id % 3 as c").write.format("fermion").save(path)
+    df = spark.read.format("fermion").load(path).select("b", "c").where("c = 1")
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    scan = [line for line in plan.splitlines() if "FermionScan" in line]
+    assert scan, plan
+    desc = scan[0].split("FermionScan")[1]
+    assert sorted(desc[desc.index("[") + 1:desc.index("]")].split(", ")) == ["b", "c"], plan
+    assert df.count() == 333
+
+
+def test_count_reads_no_columns(spark, tmp_table):
+    path = tmp_table()
+    spark.range(12345).write.format("fermion").option("stripeRows", "1000").save(path)
+    assert spark.read.format("fermion").load(path).count() == 12345
