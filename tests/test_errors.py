@@ -41,10 +41,10 @@ def test_unknown_and_invalid_options(spark, tmp_table):
 
 def test_unsupported_types_name_the_column(spark, tmp_table):
     path = tmp_table()
-    with pytest.raises(IllegalArgumentException, match="`tags`"):
-        spark.range(1).selectExpr("id", "array('a') as tags").write.format("fermion").save(path)
-    with pytest.raises(IllegalArgumentException, match="`props`"):
-        spark.sql(f"CREATE TABLE bad_t (id INT, props MAP<STRING, INT>) USING fermion LOCATION '{path}'")
+    with pytest.raises(IllegalArgumentException, match="`doc`"):
+        spark.range(1).selectExpr("id", "parse_json('{}') as doc").write.format("fermion").save(path)
+    with pytest.raises(IllegalArgumentException, match="`props.value.v`"):
+        spark.sql(f"CREATE TABLE bad_t (id INT, props MAP<STRING, STRUCT<v: VARIANT>>) USING fermion LOCATION '{path}'")
     assert not os.path.exists(path) or not os.listdir(path)
 
 

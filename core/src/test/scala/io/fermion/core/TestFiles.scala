@@ -10,6 +10,8 @@ import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
+import scala.jdk.CollectionConverters._
+
 /** Temporary files and one-call write/read helpers shared by the core suites. */
 object TestFiles {
   val conf = new Configuration()
@@ -52,6 +54,8 @@ object TestFiles {
     // Bit patterns, so NaN equals NaN and -0.0 differs from 0.0.
     case f: java.lang.Float => ("float", java.lang.Float.floatToRawIntBits(f))
     case d: java.lang.Double => ("double", java.lang.Double.doubleToRawLongBits(d))
+    case m: java.util.Map[_, _] => m.asScala.map { case (k, v) => normalize(k.asInstanceOf[AnyRef]) -> normalize(v.asInstanceOf[AnyRef]) }.toMap
+    case l: java.util.List[_] => l.asScala.map(v => normalize(v.asInstanceOf[AnyRef])).toIndexedSeq
     case other => other
   }
 }

@@ -8,14 +8,27 @@ import org.apache.spark.sql.types._
 object SparkTypeMapping {
   def toFermion(schema: StructType): FermionSchema = {
     var nextId = 0
-    FermionSchema(schema.fields.toIndexedSeq.map { f =>
+    def node(name: String, path: String, t: DataType, nullable: Boolean): FermionField = {
       val id = nextId
       nextId += 1
-      FermionField(f.name, id, toFermionType(f.name, f.dataType), f.nullable)
-    })
+      t match {
+        case s: StructType =>
+          FermionField(name, id, FermionType.Struct, nullable, s.fields.toIndexedSeq.map(f => node(f.name, s"$path.${f.name}", f.dataType, f.nullable)))
+        case a: ArrayType =>
+          FermionField(name, id, FermionType.List, nullable, IndexedSeq(node("element", s"$path.element", a.elementType, a.containsNull)))
+        case m: MapType =>
+          val key = node("key", s"$path.key", m.keyType, nullable = false)
+          FermionField(name, id, FermionType.Map, nullable, IndexedSeq(key, node("value", s"$path.value", m.valueType, m.valueContainsNull)))
+        case leaf => FermionField(name, id, leafType(path, leaf), nullable)
+      }
+    }
+    FermionSchema(schema.fields.toIndexedSeq.map(f => node(f.name, f.name, f.dataType, f.nullable)))
   }
 
-  def toFermionType(column: String, t: DataType): FermionType = t match {
+  /** The Fermion field of one Spark column (field ids from 0; used to match a read request). */
+  def toFermionField(f: StructField): FermionField = toFermion(StructType(Seq(f))).fields.head
+
+  private def leafType(column: String, t: DataType): FermionType = t match {
     case BooleanType => FermionType.Bool
     case ByteType => FermionType.Int8
     case ShortType => FermionType.Int16
@@ -30,13 +43,14 @@ object SparkTypeMapping {
     case TimestampType => FermionType.Timestamp(utcAdjusted = true)
     case TimestampNTZType => FermionType.Timestamp(utcAdjusted = false)
     case d: DecimalType => FermionType.Decimal(d.precision, d.scale)
-    case _: StructType | _: ArrayType | _: MapType =>
-      throw new UnsupportedColumnTypeException(column, t.sql, "nested types (struct, array, map) are not supported yet")
     case s: StringType => throw new UnsupportedColumnTypeException(column, s.sql, "only the default UTF8_BINARY collation is supported")
     case other => throw new UnsupportedColumnTypeException(column, other.sql)
   }
 
-  def toSpark(t: FermionType): DataType = t match {
+  def toSpark(f: FermionField): DataType = f.dataType match {
+    case FermionType.Struct => StructType(f.children.map(c => StructField(c.name, toSpark(c), c.nullable)))
+    case FermionType.List => ArrayType(toSpark(f.children(0)), f.children(0).nullable)
+    case FermionType.Map => MapType(toSpark(f.children(0)), toSpark(f.children(1)), f.children(1).nullable)
     case FermionType.Bool => BooleanType
     case FermionType.Int8 => ByteType
     case FermionType.Int16 => ShortType
@@ -50,11 +64,10 @@ object SparkTypeMapping {
     case FermionType.Timestamp(true) => TimestampType
     case FermionType.Timestamp(false) => TimestampNTZType
     case FermionType.Decimal(p, s) => DecimalType(p, s)
-    case other => throw new UnsupportedColumnTypeException("?", other.toString, "this connector version cannot read it")
   }
 
   def toSpark(schema: FermionSchema): StructType =
-    StructType(schema.fields.map(f => StructField(f.name, toSpark(f.dataType), f.nullable)))
+    StructType(schema.fields.map(f => StructField(f.name, toSpark(f), f.nullable)))
 
   /** Checks a whole schema up front (CREATE TABLE, writes) so the error names the first bad column. */
   def validate(schema: StructType): Unit = { toFermion(schema); () }

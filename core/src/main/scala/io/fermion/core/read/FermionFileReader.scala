@@ -33,7 +33,7 @@ final class FermionFileReader private (
   /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */
   private val cmbRaw = new Array[ByteBuffer](schema.size)
   private val pages = new PageDecoder(path, options.verifyChecksums && footer.hasPageCrc)
-  private val decoder = new FlatColumnDecoder(path, pages)
+  private val decoder = new ColumnDecoder(path, pages)
   private var metadataBytes = tail.remaining().toLong
 
   def numRows: Long = footer.numRows
@@ -106,30 +106,35 @@ final class FermionFileReader private (
     Option(cmbs(column))
   }
 
-  /** Decodes `columns` of one stripe into Arrow vectors owned by the caller. */
-  def readStripe(stripe: Int, columns: IndexedSeq[Int], allocator: BufferAllocator): IndexedSeq[FieldVector] = {
+  /** Decodes whole `columns` of one stripe into Arrow vectors owned by the caller. */
+  def readStripe(stripe: Int, columns: IndexedSeq[Int], allocator: BufferAllocator): IndexedSeq[FieldVector] =
+    readStripeProjected(stripe, columns.map(c => c -> ProjectedNode.full(schema.fields(c))), allocator)
+
+  /** Decodes the projected parts of columns (column index -> projection of its field) of one
+    * stripe; only the chunks of the projected streams are fetched. */
+  def readStripeProjected(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator): IndexedSeq[FieldVector] = {
     require(stripe >= 0 && stripe < footer.numStripes, s"stripe $stripe out of range 0..${footer.numStripes - 1}")
-    loadColumnMetadata(columns)
+    loadColumnMetadata(columns.map(_._1))
     val rows = stripes.rowCount(stripe)
     val wanted = for {
-      c <- columns
+      (c, node) <- columns
       m <- Option(cmbs(c)).toSeq
-      s <- 0 until m.numStreams
+      s <- node.streams
       len = m.chunkLength(s, stripe)
       if len > 0 && !(m.descType(s) == DescType.Simple && len == FileLayout.AllNullChunkLength)
     } yield ByteRange(m.chunkOffset(s, stripe), len)
     val merged = RangeCoalescer.coalesce(wanted, options.coalesceGapBytes, options.maxCoalescedBytes)
     val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = false))
-    def chunk(stream: Int, offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
+    def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
     val out = IndexedSeq.newBuilder[FieldVector]
     try {
-      columns.foreach { c =>
+      columns.foreach { case (c, node) =>
         val m = Option(cmbs(c))
         m.foreach { cmb =>
           if (cmb.stripeRowCount(stripe) != rows)
             throw new InvalidFermionFileException(path, cit.cmbOffset(c), s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows")
         }
-        out += decoder.decode(schema.fields(c), m, stripe, rows, chunk, allocator)
+        out += decoder.decode(node, m, stripe, rows, chunk, allocator)
       }
       out.result()
     } catch { case t: Throwable => out.result().foreach(_.close()); throw t }

@@ -11,15 +11,21 @@ final case class FermionField(
     nullable: Boolean,
     children: IndexedSeq[FermionField] = IndexedSeq.empty
 ) {
-  /** The stream types of this column, depth first (seed: "深度优先遍历"): VALIDITY first, then
-    * OFFSETS for variable-width values and lists, then the children's streams or DATA. */
-  def streamTypes: IndexedSeq[Int] = dataType match {
-    case FermionType.Struct => StreamType.Validity +: children.flatMap(_.streamTypes)
-    case FermionType.List | FermionType.Map =>
-      IndexedSeq(StreamType.Validity, StreamType.Offsets) ++ children.flatMap(_.streamTypes)
+  /** This node's own streams: VALIDITY, then OFFSETS for lists, maps and variable-width values,
+    * then DATA for leaves. */
+  def ownStreamTypes: IndexedSeq[Int] = dataType match {
+    case FermionType.Struct => IndexedSeq(StreamType.Validity)
+    case FermionType.List | FermionType.Map => IndexedSeq(StreamType.Validity, StreamType.Offsets)
     case t if FermionType.isVariableWidth(t) => IndexedSeq(StreamType.Validity, StreamType.Offsets, StreamType.Data)
     case _ => IndexedSeq(StreamType.Validity, StreamType.Data)
   }
+
+  /** The stream types of this column, depth first (seed: "深度优先遍历"): each node's own streams,
+    * then its children's in order. A map's children are its key and value. */
+  def streamTypes: IndexedSeq[Int] = ownStreamTypes ++ children.flatMap(_.streamTypes)
+
+  /** Number of streams of this subtree (how far a reader skips past a pruned child). */
+  lazy val streamCount: Int = ownStreamTypes.size + children.map(_.streamCount).sum
 }
 
 /** The schema of a file: its top-level columns, in CIT order. */

@@ -19,7 +19,7 @@ import org.apache.hadoop.fs.Path
   * bounded by one stripe buffer plus the per-chunk records kept for the CMBs. */
 final class FermionFileWriter private (out: PositionedOutputFile, val schema: FermionSchema, options: WriterOptions)
     extends Closeable {
-  private val columns = schema.fields.map(new ColumnStripeBuffer(_))
+  private val columns = schema.fields.map(new ColumnNodeBuffer(_))
   private val streamTypes = schema.fields.map(_.streamTypes)
   /** Per column, per stream, one record per stripe written so far. */
   private val chunks = streamTypes.map(_.map(_ => ArrayBuffer.empty[ChunkRecord]))
@@ -37,10 +37,13 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
   /** Rows per append step, so that one step adds at most ~1/16 of the stripe byte limit: the limit
     * is checked between steps, and a wide row set must not overshoot it by a whole batch. */
   private val appendSlice: Int = {
-    val rowBytes = schema.fields.map { f =>
-      val w = io.fermion.core.schema.FermionType.fixedWidth(f.dataType)
-      if (w > 0) w + 1 else 17 // validity bit rounded up; variable-width values guessed at 16 bytes
-    }.sum.max(1)
+    // validity bit rounded up; variable-width values guessed at 16 bytes, lists at 4 elements
+    def estimate(f: io.fermion.core.schema.FermionField): Long = f.dataType match {
+      case io.fermion.core.schema.FermionType.Struct => 1 + f.children.map(estimate).sum
+      case io.fermion.core.schema.FermionType.List | io.fermion.core.schema.FermionType.Map => 5 + 4 * f.children.map(estimate).sum
+      case t => val w = io.fermion.core.schema.FermionType.fixedWidth(t); if (w > 0) w + 1 else 17
+    }
+    val rowBytes = schema.fields.map(estimate).sum.max(1)
     math.max(8L, math.min(4096L, options.stripeMaxBytes / 16 / rowBytes)).toInt
   }
 

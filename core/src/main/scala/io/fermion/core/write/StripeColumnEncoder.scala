@@ -5,17 +5,20 @@ import scala.collection.mutable.ArrayBuffer
 import io.fermion.core.storage.PositionedOutputFile
 import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
 
-/** Writes one column's buffered stripe as its stream chunks, in stream order and back to back
-  * (seed: all streams of a logical column are adjacent), cutting each chunk into pages of about
+/** Writes one column's buffered stripe as its stream chunks, in stream order (depth first over the
+  * column's nodes) and back to back (seed: all streams of a logical column are adjacent), cutting each chunk into pages of about
   * `pageSize` raw bytes. Page boundaries fall on multiples of 8 rows for bitmaps, so a reader
   * copies whole bytes. Returns one [[ChunkRecord]] per stream. */
 final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
 
-  def encode(col: ColumnStripeBuffer): IndexedSeq[ChunkRecord] = {
+  /** The chunks of `col`'s streams and then of its children's, depth first. */
+  def encode(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = ownChunks(col) ++ col.children.flatMap(encode)
+
+  private def ownChunks(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = {
     val rows = col.rowCount
     val hasNulls = col.nullCount > 0
     val allNull = rows > 0 && col.nullCount == rows
-    col.field.streamTypes.map {
+    col.field.ownStreamTypes.map {
       case StreamType.Validity =>
         if (!hasNulls) ChunkRecord.Empty
         else if (allNull) ChunkRecord.AllNull
@@ -34,7 +37,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
 
   private def alignedRows(bytesPerRow: Int): Int = math.max(8, (options.pageSize / bytesPerRow) & ~7)
 
-  private def lengthsNonZero(col: ColumnStripeBuffer): Boolean = {
+  private def lengthsNonZero(col: ColumnNodeBuffer): Boolean = {
     val a = col.lengths.array
     var i = 0
     val n = col.lengths.length
@@ -54,7 +57,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
   }
 
-  private def lengthsChunk(col: ColumnStripeBuffer): ChunkRecord = {
+  private def lengthsChunk(col: ColumnNodeBuffer): ChunkRecord = {
     val start = out.position
     val perPage = alignedRows(4)
     var row = 0
@@ -66,7 +69,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
   }
 
-  private def nullsIn(col: ColumnStripeBuffer, row: Int, n: Int): Int = {
+  private def nullsIn(col: ColumnNodeBuffer, row: Int, n: Int): Int = {
     if (col.nullCount == 0) return 0
     var c = 0
     var i = row
@@ -74,7 +77,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     c
   }
 
-  private def dataChunk(col: ColumnStripeBuffer)(writePages: ArrayBuffer[PageRecord] => Unit): ChunkRecord = {
+  private def dataChunk(col: ColumnNodeBuffer)(writePages: ArrayBuffer[PageRecord] => Unit): ChunkRecord = {
     val start = out.position
     val recs = ArrayBuffer.empty[PageRecord]
     writePages(recs)
@@ -82,7 +85,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, col.nullCount, stats, recs.toIndexedSeq)
   }
 
-  private def fixedDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
     val w = col.width
     val perPage = alignedRows(w)
     var row = 0
@@ -95,7 +98,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     }
   }
 
-  private def boolDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+  private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
     val perPage = options.pageSize * 8
     var row = 0
     while (row < col.rowCount) {
@@ -109,7 +112,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
 
   /** Variable-width DATA pages hold whole values: a page ends at the first row boundary at or
     * past `pageSize` bytes, so one oversized value makes a page of its own. */
-  private def variableDataChunk(col: ColumnStripeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
     val rows = col.rowCount
     val lens = new Array[Int](rows)
     val lb = col.lengths.array

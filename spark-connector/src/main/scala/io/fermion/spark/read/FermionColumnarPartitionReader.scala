@@ -1,7 +1,7 @@
 package io.fermion.spark.read
 
-import io.fermion.core.read.{FermionFileReader, ReaderOptions}
-import io.fermion.core.schema.FermionType
+import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions}
+import io.fermion.core.schema.UnsupportedColumnTypeException
 import io.fermion.spark.SparkTypeMapping
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.arrow.vector.FieldVector
@@ -25,18 +25,16 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
     off >= part.start && off < part.start + part.length
   }
   /** For each requested column, its index in the file, or -1 when the file does not have it. */
-  private val fileColumns: IndexedSeq[Int] = readSchema.fields.toIndexedSeq.map { f =>
-    reader.schema.indexOf(f.name) match {
-      case Some(i) =>
-        val expected = SparkTypeMapping.toFermionType(f.name, f.dataType)
-        val actual = reader.schema.fields(i).dataType
-        if (actual != expected && !(expected == FermionType.Utf8 && actual == FermionType.Utf8))
-          throw new IllegalStateException(s"Column `${f.name}` is ${actual} in ${part.file} but the table expects ${expected}")
-        i
-      case None => -1
-    }
+  private val fileColumns: IndexedSeq[Int] = readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).getOrElse(-1))
+  /** What to decode of each present column: the requested (possibly nested-pruned) part. */
+  private val present: IndexedSeq[(Int, ProjectedNode)] = readSchema.fields.toIndexedSeq.zip(fileColumns).collect {
+    case (f, i) if i >= 0 =>
+      try i -> ProjectedNode.prune(reader.schema.fields(i), SparkTypeMapping.toFermionField(f))
+      catch {
+        case e: UnsupportedColumnTypeException =>
+          throw new IllegalStateException(s"Column `${f.name}` (${f.dataType.sql}) does not match ${part.file}: ${e.getMessage}", e)
+      }
   }
-  private val present = fileColumns.filter(_ >= 0)
   private var nextStripe = 0
   private var current: ColumnarBatch = _
   private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
@@ -47,7 +45,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
     val stripe = stripes(nextStripe)
     nextStripe += 1
     val rows = reader.stripes.rowCount(stripe)
-    vectors = reader.readStripe(stripe, present, allocator)
+    vectors = reader.readStripeProjected(stripe, present, allocator)
     var k = 0
     val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
       if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, rows): ColumnVector

@@ -29,6 +29,19 @@ final class FermionWriteBuilder(path: String, tableSchema: StructType, info: Log
 }
 
 object FermionWriteBuilder {
+  import org.apache.spark.sql.types.{ArrayType, DataType, MapType}
+
+  /** Same type tree, names included; nullability may differ (each file records its own). */
+  def sameIgnoringNullability(a: DataType, b: DataType): Boolean = (a, b) match {
+    case (x: StructType, y: StructType) =>
+      x.length == y.length && x.fields.zip(y.fields).forall { case (f, g) =>
+        f.name.equalsIgnoreCase(g.name) && sameIgnoringNullability(f.dataType, g.dataType)
+      }
+    case (x: ArrayType, y: ArrayType) => sameIgnoringNullability(x.elementType, y.elementType)
+    case (x: MapType, y: MapType) => sameIgnoringNullability(x.keyType, y.keyType) && sameIgnoringNullability(x.valueType, y.valueType)
+    case _ => a == b
+  }
+
   /** An append must bring the table's columns, by name, with the same types (order may differ:
     * readers match columns by name). */
   def checkSameColumns(path: String, table: StructType, data: StructType): Unit = {
@@ -44,7 +57,7 @@ object FermionWriteBuilder {
           ". Use mode(\"overwrite\") to replace the table.")
     t.foreach { case (k, tf) =>
       val df = d(k)
-      if (tf.dataType != df.dataType)
+      if (!sameIgnoringNullability(tf.dataType, df.dataType))
         throw new IllegalArgumentException(s"Cannot append to Fermion table at '$path': column `${tf.name}` is ${tf.dataType.sql} in the table but ${df.dataType.sql} in the data")
     }
   }

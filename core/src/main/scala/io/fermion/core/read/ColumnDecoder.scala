@@ -1,0 +1,205 @@
+package io.fermion.core.read
+
+import java.nio.ByteBuffer
+
+import io.fermion.core.errors.InvalidFermionFileException
+import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
+import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
+import io.fermion.core.write.PageStatistics
+import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
+
+/** Decodes one column of one stripe into an Arrow vector, node by node: each VALIDITY chunk into
+  * the node's validity bitmap, OFFSETS (slot lengths) into Arrow offsets by prefix sum (which also
+  * gives a list's child its slot count), DATA pages copied into the value buffer at their slot
+  * position. Reading is buffer copying, never a repetition/definition-level state machine. */
+final class ColumnDecoder(path: String, pages: PageDecoder) {
+
+  /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
+    * the column is null in every row. */
+  def decode(node: ProjectedNode, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int,
+             chunk: (Long, Long) => ByteBuffer, allocator: BufferAllocator): FieldVector = {
+    val vector = ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
+    try {
+      cmb match {
+        case None => allocateNulls(vector, rows)
+        case Some(m) => new StripeColumn(m, stripe, chunk).fill(node, vector, rows)
+      }
+      vector
+    } catch { case t: Throwable => vector.close(); throw t }
+  }
+
+  private def allocateNulls(v: FieldVector, rows: Int): Unit = {
+    v match {
+      case vw: BaseVariableWidthVector => vw.allocateNew(0L, rows)
+      case other => other.setInitialCapacity(rows); other.allocateNew()
+    }
+    v.getValidityBuffer.setZero(0, v.getValidityBuffer.capacity())
+    v match {
+      case l: ListVector => l.getOffsetBuffer.setZero(0, l.getOffsetBuffer.capacity()); l.setLastSet(rows - 1)
+      case _ =>
+    }
+    v.setValueCount(rows)
+  }
+
+  /** One column's chunks in one stripe. */
+  private final class StripeColumn(m: ColumnMetadataBlock, stripe: Int, chunk: (Long, Long) => ByteBuffer) {
+
+    private def bytesOf(stream: Int): Option[(ByteBuffer, Long)] = {
+      val len = m.chunkLength(stream, stripe)
+      if (len == 0 || (m.descType(stream) == DescType.Simple && len == FileLayout.AllNullChunkLength)) None
+      else { val off = m.chunkOffset(stream, stripe); Some((chunk(off, len), off)) }
+    }
+
+    def fill(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
+      v match {
+        case s: StructVector =>
+          s.setInitialCapacity(slots)
+          s.allocateNew()
+          node.children.zipWithIndex.foreach { case (c, i) => fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots) }
+        case l: ListVector =>
+          l.setInitialCapacity(slots)
+          l.allocateNew()
+          val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+          val ob = l.getOffsetBuffer
+          var i = 0
+          while (i <= slots) { ob.setInt(i.toLong * 4, offsets(i)); i += 1 }
+          val elements = offsets(slots)
+          l match {
+            case mv: MapVector =>
+              val entries = mv.getDataVector.asInstanceOf[StructVector]
+              entries.setInitialCapacity(elements)
+              entries.allocateNew()
+              ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
+              node.children.zipWithIndex.foreach { case (c, k) => fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], elements) }
+              entries.setValueCount(elements)
+            case _ => fill(node.children.head, l.getDataVector, elements)
+          }
+          l.setLastSet(slots - 1)
+        case vw: BaseVariableWidthVector => fillVariable(node, vw, slots)
+        case other => fillFixed(node, other, slots)
+      }
+      fillValidity(node, v.getValidityBuffer, slots)
+      v.setValueCount(slots)
+    }
+
+    /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets. */
+    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int): Array[Int] = {
+      val offsets = new Array[Int](slots + 1)
+      bytesOf(stream).foreach { case (buf, off) =>
+        var row = 0
+        pages.foreachPage(buf, off) { p =>
+          if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, s"OFFSETS chunk of `${node.field.name}` holds more values than the node has slots")
+          expectLength(p, p.valueCount.toLong * 4, off, "OFFSETS")
+          var k = 0
+          var at = p.off
+          while (k < p.valueCount) {
+            val n = (p.bytes(at) & 0xFF) | ((p.bytes(at + 1) & 0xFF) << 8) | ((p.bytes(at + 2) & 0xFF) << 16) | (p.bytes(at + 3) << 24)
+            val end = offsets(row + k).toLong + n
+            if (n < 0 || end > Int.MaxValue)
+              throw new InvalidFermionFileException(path, off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
+            offsets(row + k + 1) = end.toInt
+            k += 1; at += 4
+          }
+          row += p.valueCount
+        }
+        if (row != slots) throw new InvalidFermionFileException(path, off, s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots")
+      }
+      offsets
+    }
+
+    private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+      vw.allocateNew(math.max(offsets(slots).toLong, 1L), slots)
+      val ob = vw.getOffsetBuffer
+      var i = 0
+      while (i <= slots) { ob.setInt(i.toLong * 4, offsets(i)); i += 1 }
+      var written = 0L
+      val dataStream = node.streamOf(2)
+      bytesOf(dataStream).foreach { case (buf, off) =>
+        pages.foreachPage(buf, off) { p =>
+          if (written + p.len > offsets(slots)) throw new InvalidFermionFileException(path, off, "DATA chunk is longer than its OFFSETS say")
+          vw.getDataBuffer.setBytes(written, p.bytes, p.off, p.len)
+          written += p.len
+        }
+      }
+      if (written != offsets(slots))
+        throw new InvalidFermionFileException(path, m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}")
+      vw.setLastSet(slots - 1)
+    }
+
+    private def fillFixed(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
+      v.setInitialCapacity(slots)
+      v.allocateNew()
+      val t = node.field.dataType
+      val width = FermionType.fixedWidth(t)
+      val data = v.getDataBuffer
+      data.setZero(0, data.capacity())
+      bytesOf(node.streamOf(1)).foreach { case (buf, off) =>
+        var row = 0
+        pages.foreachPage(buf, off) { p =>
+          if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, "DATA chunk holds more values than the node has slots")
+          t match {
+            case FermionType.Bool =>
+              if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 slots")
+              expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
+              data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+            case d: FermionType.Decimal if d.storedWidth == 8 =>
+              expectLength(p, p.valueCount * 8L, off, "DATA")
+              var k = 0
+              while (k < p.valueCount) {
+                val unscaled = PageStatistics.readSigned(p.bytes, p.off + k * 8, 8)
+                data.setLong((row + k).toLong * 16, unscaled)
+                data.setLong((row + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
+                k += 1
+              }
+            case _ =>
+              expectLength(p, p.valueCount.toLong * width, off, "DATA")
+              data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
+          }
+          row += p.valueCount
+        }
+        if (row != slots) throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
+      }
+    }
+
+    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Unit = {
+      val stream = node.firstStream
+      val bytes = (slots + 7) >>> 3
+      m.descType(stream) match {
+        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes)
+        case DescType.ForceNull => validity.setZero(0, validity.capacity())
+        case _ =>
+          val len = m.simpleLength(stream, stripe)
+          if (len == 0) ColumnDecoder.setAllValid(validity, bytes)
+          else if (len == FileLayout.AllNullChunkLength) validity.setZero(0, validity.capacity())
+          else {
+            val off = m.simpleOffset(stream, stripe)
+            var row = 0
+            pages.foreachPage(chunk(off, len), off) { p =>
+              if (row + p.valueCount > slots || (row & 7) != 0)
+                throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
+              expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
+              validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+              row += p.valueCount
+            }
+            if (row != slots) throw new InvalidFermionFileException(path, off, s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots")
+          }
+      }
+    }
+  }
+
+  /** A page's plain payload has exactly the size its value count implies. */
+  private def expectLength(p: DecodedPage, expected: Long, chunkOffset: Long, stream: String): Unit =
+    if (p.len != expected)
+      throw new InvalidFermionFileException(path, chunkOffset, s"$stream page of ${p.valueCount} values has ${p.len} bytes, expected $expected")
+}
+
+object ColumnDecoder {
+  def setAllValid(buf: ArrowBuf, bytes: Int): Unit = {
+    var i = 0
+    while (i + 8 <= bytes) { buf.setLong(i.toLong, -1L); i += 8 }
+    while (i < bytes) { buf.setByte(i.toLong, 0xFF); i += 1 }
+  }
+}
