@@ -1,6 +1,6 @@
 package io.fermion.core.read
 
-import java.nio.ByteBuffer
+import java.nio.{ByteBuffer, ByteOrder}
 
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
@@ -10,7 +10,8 @@ import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 
-/** Decodes one column of one stripe into an Arrow vector, node by node: each VALIDITY chunk into
+/** Decodes one column of one stripe into an Arrow vector (for a projection without elements, an
+  * int vector of lengths), node by node: each VALIDITY chunk into
   * the node's validity bitmap, OFFSETS (slot lengths) into Arrow offsets by prefix sum (which also
   * gives a list's child its slot count), DATA pages copied into the value buffer at their slot
   * position. Reading is buffer copying, never a repetition/definition-level state machine. */
@@ -20,10 +21,13 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
     * the column is null in every row. */
   def decode(node: ProjectedNode, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int,
              chunk: (Long, Long) => ByteBuffer, allocator: BufferAllocator): FieldVector = {
-    val vector = ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
+    val vector =
+      if (node.elementsDeferred) new IntVector(node.field.name, allocator)
+      else ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
     try {
       cmb match {
         case None => allocateNulls(vector, rows)
+        case Some(m) if node.elementsDeferred => new StripeColumn(m, stripe, chunk).fillLengths(node, vector.asInstanceOf[IntVector], rows)
         case Some(m) => new StripeColumn(m, stripe, chunk).fill(node, vector, rows)
       }
       vector
@@ -62,9 +66,7 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
           l.setInitialCapacity(slots)
           l.allocateNew()
           val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
-          val ob = l.getOffsetBuffer
-          var i = 0
-          while (i <= slots) { ob.setInt(i.toLong * 4, offsets(i)); i += 1 }
+          ColumnDecoder.putInts(l.getOffsetBuffer, offsets, slots + 1)
           val elements = offsets(slots)
           l match {
             case mv: MapVector =>
@@ -84,6 +86,18 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       v.setValueCount(slots)
     }
 
+    /** A list or map read without its elements: an int vector of its lengths, with its validity. */
+    def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+      v.allocateNew(slots)
+      val lens = new Array[Int](slots)
+      var i = 0
+      while (i < slots) { lens(i) = offsets(i + 1) - offsets(i); i += 1 }
+      ColumnDecoder.putInts(v.getDataBuffer, lens, slots)
+      fillValidity(node, v.getValidityBuffer, slots)
+      v.setValueCount(slots)
+    }
+
     /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets. */
     private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int): Array[Int] = {
       val offsets = new Array[Int](slots + 1)
@@ -92,15 +106,16 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
         pages.foreachPage(buf, off) { p =>
           if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, s"OFFSETS chunk of `${node.field.name}` holds more values than the node has slots")
           expectLength(p, p.valueCount.toLong * 4, off, "OFFSETS")
+          val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           var k = 0
-          var at = p.off
+          var acc = offsets(row).toLong
           while (k < p.valueCount) {
-            val n = (p.bytes(at) & 0xFF) | ((p.bytes(at + 1) & 0xFF) << 8) | ((p.bytes(at + 2) & 0xFF) << 16) | (p.bytes(at + 3) << 24)
-            val end = offsets(row + k).toLong + n
-            if (n < 0 || end > Int.MaxValue)
+            val n = lens.get(k)
+            acc += n
+            if (n < 0 || acc > Int.MaxValue)
               throw new InvalidFermionFileException(path, off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
-            offsets(row + k + 1) = end.toInt
-            k += 1; at += 4
+            offsets(row + k + 1) = acc.toInt
+            k += 1
           }
           row += p.valueCount
         }
@@ -112,9 +127,7 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
     private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
       val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
       vw.allocateNew(math.max(offsets(slots).toLong, 1L), slots)
-      val ob = vw.getOffsetBuffer
-      var i = 0
-      while (i <= slots) { ob.setInt(i.toLong * 4, offsets(i)); i += 1 }
+      ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
       val dataStream = node.streamOf(2)
       bytesOf(dataStream).foreach { case (buf, off) =>
@@ -197,6 +210,13 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
 }
 
 object ColumnDecoder {
+  /** Writes `values(0 until n)` little-endian at the start of `buf` in one bulk copy. */
+  def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
+    val bytes = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN)
+    bytes.asIntBuffer().put(values, 0, n)
+    buf.setBytes(0, bytes)
+  }
+
   def setAllValid(buf: ArrowBuf, bytes: Int): Unit = {
     var i = 0
     while (i + 8 <= bytes) { buf.setLong(i.toLong, -1L); i += 8 }

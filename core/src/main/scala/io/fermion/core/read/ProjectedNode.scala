@@ -8,11 +8,21 @@ import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeE
   * children, `firstStream` the index of the node's first stream in the column's CMB. Pruned
   * children are skipped by stream count, so selecting `a.b.c` touches only the streams of `a`, `b`
   * and `c` (the validity of each ancestor and the leaf's own streams). */
-final class ProjectedNode private (val field: FermionField, val firstStream: Int, val children: IndexedSeq[ProjectedNode]) {
+final class ProjectedNode private (val field: FermionField, val firstStream: Int, val children: IndexedSeq[ProjectedNode],
+                                   val elementsDeferred: Boolean = false) {
   def streamOf(ownIndex: Int): Int = firstStream + ownIndex
 
   /** Every stream this projection reads, in stream order. */
-  def streams: IndexedSeq[Int] = field.ownStreamTypes.indices.map(streamOf) ++ children.flatMap(_.streams)
+  def streams: IndexedSeq[Int] =
+    field.ownStreamTypes.indices.map(streamOf) ++ (if (elementsDeferred) Nil else children.flatMap(_.streams))
+
+  /** The same projection of a list or map without its elements: only VALIDITY and OFFSETS are
+    * read, and the decoded vector's element vector stays empty. What `size(col)` and null checks
+    * need, and nothing else (seed: the offsets carry the lists' lengths). */
+  def withoutElements: ProjectedNode = {
+    require(field.dataType == FermionType.List || field.dataType == FermionType.Map, s"${field.name} is not a list or map")
+    new ProjectedNode(field, firstStream, children, elementsDeferred = true)
+  }
 }
 
 object ProjectedNode {

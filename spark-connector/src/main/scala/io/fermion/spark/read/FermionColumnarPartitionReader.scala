@@ -36,6 +36,8 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
       }
   }
   private var nextStripe = 0
+  /** Columns whose deferred elements a query has asked for. */
+  private val elementsUsed = scala.collection.mutable.Set.empty[Int]
   private var current: ColumnarBatch = _
   private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
 
@@ -45,11 +47,25 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
     val stripe = stripes(nextStripe)
     nextStripe += 1
     val rows = reader.stripes.rowCount(stripe)
-    vectors = reader.readStripeProjected(stripe, present, allocator)
+    // Top-level arrays and maps are read as lengths first, their elements only if touched; once a
+    // query has touched a column's elements, later stripes read that column whole at once.
+    val deferred = present.map { case (c, node) => FermionColumnarPartitionReader.defersElements(node) && !elementsUsed.contains(c) }
+    val decoded = reader.readStripeProjected(stripe, present.zip(deferred).map { case ((c, node), d) =>
+      if (d) c -> node.withoutElements else c -> node
+    }, allocator)
+    vectors = decoded
     var k = 0
     val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
       if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, rows): ColumnVector
-      else { val v = new ArrowColumnVector(vectors(k)); k += 1; v: ColumnVector }
+      else {
+        val (c, node) = present(k)
+        val v = decoded(k)
+        k += 1
+        if (deferred(k - 1))
+          new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[org.apache.arrow.vector.IntVector],
+            () => { elementsUsed += c; reader.readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
+        else new ArrowColumnVector(v): ColumnVector
+      }
     }.toArray
     current = new ColumnarBatch(columns, rows)
     true
@@ -73,6 +89,12 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
 }
 
 object FermionColumnarPartitionReader {
+  /** Whether a projected column is a list or map whose elements are decoded on demand. */
+  def defersElements(node: ProjectedNode): Boolean = {
+    import io.fermion.core.schema.FermionType
+    node.field.dataType == FermionType.List || node.field.dataType == FermionType.Map
+  }
+
   /** One allocator per executor JVM; each partition reader takes a child and closes it. */
   lazy val root: RootAllocator = new RootAllocator(Long.MaxValue)
 

@@ -1,0 +1,83 @@
+"""Shared pieces of the Spark benchmarks: one SparkSession with Fermion, tables written as
+Fermion, Parquet (zstd) and ORC (zstd) from the same DataFrame, timed queries with warm-ups and
+repetitions, and markdown output. Every benchmark runs all formats side by side in one process."""
+import os
+import statistics
+import subprocess
+import time
+
+FORMATS = ("fermion", "parquet", "orc")
+
+
+def session(app, master="local[2]", extra=None):
+    from pyspark.sql import SparkSession
+    from fermion_spark import configure_spark_with_fermion
+    builder = (SparkSession.builder.master(master).appName(app)
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.memory", "6g")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.parquet.compression.codec", "zstd")
+               .config("spark.sql.orc.compression.codec", "zstd"))
+    for k, v in (extra or {}).items():
+        builder = builder.config(k, v)
+    spark = configure_spark_with_fermion(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def progress(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def write_all(spark, df, base, name, fermion_options=None):
+    """Writes `df` in every format under base/name.<format>; returns {format: path}."""
+    paths = {}
+    for fmt in FORMATS:
+        path = os.path.join(base, f"{name}.{fmt}")
+        w = df.write.mode("overwrite").format(fmt)
+        for k, v in ((fermion_options or {}).items() if fmt == "fermion" else ()):
+            w = w.option(k, v)
+        start = time.perf_counter()
+        w.save(path)
+        progress(f"wrote {name} as {fmt} in {time.perf_counter() - start:.1f} s")
+        paths[fmt] = path
+    return paths
+
+
+def size_of(spark, path):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).getContentSummary(p).getLength()
+
+
+def timed(fn, warmups=1, reps=3):
+    """Median wall time of `fn` over `reps` runs after `warmups` runs, and its last result."""
+    result = None
+    for _ in range(warmups):
+        result = fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def reader(spark, fmt):
+    return spark.read.format(fmt)
+
+
+def noop_scan(df):
+    """Materialises every selected value as rows without writing anything."""
+    df.write.format("noop").mode("overwrite").save()
+
+
+def machine_line():
+    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
+    return f"{os.cpu_count()} cores ({cpu}), Spark local[2]"
+
+
+def markdown_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)

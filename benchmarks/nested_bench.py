@@ -1,0 +1,63 @@
+"""Nested-type scans: Fermion vs Parquet (zstd) vs ORC (zstd) on the same data, in one run.
+
+Workloads: list<list<bigint>>, list<struct<a: bigint, b: double>>, map<string, double> feature
+maps, one leaf of a struct, and an offsets-only query (size(col)). Full scans materialise every
+value through Spark's noop sink. Writes benchmarks/results/nested.md.
+
+    benchmarks/run.sh nested [--rows N]
+"""
+import argparse
+import os
+import tempfile
+
+from harness import FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, write_all
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "nested.md"))
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    spark = session("fermion-nested-bench")
+    base = args.workdir or tempfile.mkdtemp(prefix="fermion-nested-bench-")
+    progress(f"generating {args.rows:,} rows in {base}")
+    df = spark.range(args.rows, numPartitions=4).selectExpr(
+        "id",
+        "transform(sequence(0, id % 4), i -> sequence(id, id + i % 3)) as ll",
+        "transform(sequence(0, id % 6), i -> named_struct('a', id * i, 'b', cast(i as double) / 3)) as ls",
+        "map_from_arrays(transform(sequence(0, id % 5), i -> concat('f', cast((id + i) % 100 as string))), "
+        "transform(sequence(0, id % 5), i -> cast((id * 31 + i * 7) % 1000 as double) / 7)) as feats",
+        "named_struct('x', id % 1000, 'y', concat('name-', cast(id % 50000 as string)), 'z', cast(id as double) * 1.5) as s")
+    paths = write_all(spark, df, base, "nested")
+
+    workloads = [
+        ("list<list<bigint>> full scan", lambda t: noop_scan(t.select("ll"))),
+        ("list<struct<a,b>> full scan", lambda t: noop_scan(t.select("ls"))),
+        ("map<string,double> full scan", lambda t: noop_scan(t.select("feats"))),
+        ("struct leaf s.x", lambda t: noop_scan(t.select("s.x"))),
+        ("size(ll) offsets only", lambda t: t.selectExpr("sum(size(ll))").collect()[0][0]),
+    ]
+    rows = []
+    for name, q in workloads:
+        times, results = {}, {}
+        for fmt in FORMATS:
+            times[fmt], results[fmt] = timed(lambda: q(spark.read.format(fmt).load(paths[fmt])))
+        assert len({repr(r) for r in results.values()}) == 1, (name, results)
+        progress(f"{name}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in FORMATS))
+        rows.append([name] + [f"{times[f]:.3f}" for f in FORMATS] +
+                    [f"{times['parquet'] / times['fermion']:.2f}x", f"{times['orc'] / times['fermion']:.2f}x"])
+    sizes = {f: size_of(spark, paths[f]) for f in FORMATS}
+    text = [f"# Nested scans\n\n{args.rows:,} rows; {machine_line()}; median of 3 runs after 1 warm-up; "
+            "seconds (lower is better); speedup = other format's time / Fermion's.\n",
+            markdown_table(["workload", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC"], rows),
+            "\n\n" + markdown_table(["format", "bytes", "vs Fermion"], [[f, f"{sizes[f]:,}", f"{sizes[f] / sizes['fermion']:.2f}"] for f in FORMATS]),
+            "\n"]
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    open(args.out, "w").write("\n".join(text))
+    print("\n".join(text))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

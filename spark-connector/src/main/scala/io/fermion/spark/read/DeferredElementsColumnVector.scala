@@ -1,0 +1,72 @@
+package io.fermion.spark.read
+
+import org.apache.arrow.vector.{FieldVector, IntVector}
+import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
+import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType}
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarArray, ColumnarMap}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** A top-level array or map column decoded from VALIDITY and OFFSETS only: its lengths are known,
+  * its elements are decoded (by `loadFull`, which reads the whole column of the stripe) the first
+  * time anything asks for one. `size(col)` and `col IS NULL` therefore read no element bytes. */
+final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector, loadFull: () => FieldVector)
+    extends ColumnVector(dataType) {
+  private val rows = lengths.getValueCount
+  /** The lengths copied out in one bulk read (null slots hold 0), and where each slot starts. */
+  private val lens: Array[Int] = DeferredElementsColumnVector.lengthsOf(lengths, rows)
+  private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens)
+  private var full: FieldVector = _
+  private def loaded: FieldVector = { if (full == null) full = loadFull(); full }
+
+  // Plain vals (the vectors themselves are lazy): these are read once per row.
+  private val elements: ColumnVector = dataType match {
+    case a: ArrayType => new LazyColumnVector(a.elementType, () => new ArrowColumnVector(loaded.asInstanceOf[ListVector].getDataVector))
+    case _ => null
+  }
+  private def entriesChild(i: Int): ColumnVector =
+    new ArrowColumnVector(loaded.asInstanceOf[MapVector].getDataVector.asInstanceOf[StructVector].getChildByOrdinal(i).asInstanceOf[FieldVector])
+  private val (keys, values): (ColumnVector, ColumnVector) = dataType match {
+    case m: MapType => (new LazyColumnVector(m.keyType, () => entriesChild(0)), new LazyColumnVector(m.valueType, () => entriesChild(1)))
+    case _ => (null, null)
+  }
+
+  override def close(): Unit = {
+    lengths.close()
+    if (full != null) full.close()
+  }
+  override def hasNull(): Boolean = lengths.getNullCount > 0
+  override def numNulls(): Int = lengths.getNullCount
+  override def isNullAt(rowId: Int): Boolean = lengths.isNull(rowId)
+  override def getArray(rowId: Int): ColumnarArray = if (isNullAt(rowId)) null else new ColumnarArray(elements, starts(rowId), lens(rowId))
+  override def getMap(rowId: Int): ColumnarMap = if (isNullAt(rowId)) null else new ColumnarMap(keys, values, starts(rowId), lens(rowId))
+
+  private def unsupported = throw new UnsupportedOperationException(s"a ${dataType.simpleString} column has no scalar values")
+  override def getBoolean(rowId: Int): Boolean = unsupported
+  override def getByte(rowId: Int): Byte = unsupported
+  override def getShort(rowId: Int): Short = unsupported
+  override def getInt(rowId: Int): Int = unsupported
+  override def getLong(rowId: Int): Long = unsupported
+  override def getFloat(rowId: Int): Float = unsupported
+  override def getDouble(rowId: Int): Double = unsupported
+  override def getDecimal(rowId: Int, precision: Int, scale: Int): Decimal = unsupported
+  override def getUTF8String(rowId: Int): UTF8String = unsupported
+  override def getBinary(rowId: Int): Array[Byte] = unsupported
+  override def getChild(ordinal: Int): ColumnVector = unsupported
+}
+
+/** Loops live here rather than in the constructor, where the JIT compiles them poorly. */
+object DeferredElementsColumnVector {
+  def lengthsOf(lengths: IntVector, rows: Int): Array[Int] = {
+    val a = new Array[Int](rows)
+    lengths.getDataBuffer.nioBuffer(0, rows * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(a)
+    a
+  }
+
+  def startsOf(lens: Array[Int]): Array[Int] = {
+    val s = new Array[Int](lens.length)
+    var acc = 0
+    var i = 0
+    while (i < lens.length) { s(i) = acc; acc += lens(i); i += 1 }
+    s
+  }
+}
