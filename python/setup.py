@@ -28,7 +28,10 @@ def _build_jar():
         raise RuntimeError(
             "fermion_spark/jars/ holds no assembly jar and this is not a source checkout "
             "(no ../dev/sbt): build from the repository or install a published wheel")
-    subprocess.run([sbt, "sparkConnector/assembly"], cwd=REPO, check=True, stdin=subprocess.DEVNULL)
+    # pip's isolated build environment injects PYTHONPATH (with a sitecustomize that hides other
+    # site-packages); the repository's own .venv must not inherit it.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
+    subprocess.run([sbt, "sparkConnector/assembly"], cwd=REPO, check=True, stdin=subprocess.DEVNULL, env=env)
     built = glob.glob(os.path.join(REPO, "spark-connector", "target", "scala-2.13", JAR_GLOB))
     if len(built) != 1:
         raise RuntimeError(f"expected one assembly jar after the build, found {built}")
