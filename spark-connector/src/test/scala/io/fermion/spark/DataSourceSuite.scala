@@ -139,4 +139,30 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     assert(readSchema("arr_of_struct").dataType.simpleString == "array<struct<p:bigint>>", readSchema.treeString)
     sameRows(pruned, spark.read.parquet(p).select("st.inner.x", "arr_of_struct.p"))
   }
+
+  test("predicates skip stripes by statistics (metrics) and never change results") {
+    val f = tempPath("fermion")
+    spark.range(0, 200000, 1, 2).selectExpr("id", "cast(id as string) as s", "id % 7 as m")
+      .write.format("fermion").option("stripeRows", "5000").save(f)
+    def run(filter: String, pushdown: Boolean): (Seq[Long], Long, Long) = {
+      val df = spark.read.format("fermion").option("filterPushdown", pushdown.toString).load(f).where(filter).select("id")
+      val ids = df.collect().map(_.getLong(0)).toSeq.sorted
+      val scan = df.queryExecution.executedPlan.collectFirst {
+        case b: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => b
+      }.get
+      (ids, scan.metrics("stripesSkipped").value, scan.metrics("stripesRead").value)
+    }
+    for (filter <- Seq("id = 123456", "id between 1000 and 1999", "id > 190000 or id < 50", "s = '77777'",
+                       "not (id >= 10)", "m = 3 and id < 20000", "id in (5, 150000)", "s like '19999%'")) {
+      val (on, skipped, read) = run(filter, pushdown = true)
+      val (off, skippedOff, readOff) = run(filter, pushdown = false)
+      assert(on == off, filter)
+      assert(skippedOff == 0 && readOff == 40, filter)
+      assert(skipped + read == 40, filter)
+    }
+    assert(run("id = 123456", pushdown = true)._2 == 39)
+    val explained = spark.read.format("fermion").load(f).where("id = 5")
+      .queryExecution.executedPlan.toString
+    assert(explained.contains("StripeFilter"), explained)
+  }
 }

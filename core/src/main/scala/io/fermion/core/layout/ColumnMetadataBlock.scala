@@ -29,6 +29,13 @@ final class ColumnMetadataBlock private (val buf: ByteBuffer) {
   def streamType(stream: Int): Int = buf.get(streamMetaAt(stream) + 1) & 0xFF
   def chunksOffset(stream: Int): Int = buf.getInt(streamMetaAt(stream) + 4)
 
+  /** Index of the first stream of type `t`, or -1. */
+  def streamTypeIndexOf(t: Int): Int = {
+    var s = 0
+    while (s < numStreams) { if (streamType(s) == t) return s; s += 1 }
+    -1
+  }
+
   private def simpleAt(stream: Int, stripe: Int): Int = chunksOffset(stream) + stripe * SimpleChunkDescSize
   def simpleOffset(stream: Int, stripe: Int): Long = buf.getLong(simpleAt(stream, stripe))
   def simpleLength(stream: Int, stripe: Int): Long = buf.getInt(simpleAt(stream, stripe) + 8) & 0xFFFFFFFFL

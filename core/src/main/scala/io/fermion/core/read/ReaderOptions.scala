@@ -15,7 +15,9 @@ final case class ReaderOptions(
     coalesceGapBytes: Long = 1L << 20,
     /** Upper bound of one coalesced read. */
     maxCoalescedBytes: Long = 64L << 20,
-    verifyChecksums: Boolean = true
+    verifyChecksums: Boolean = true,
+    /** Skip stripes whose statistics prove a pushed filter false. Off only to compare results. */
+    filterPushdown: Boolean = true
 )
 
 object ReaderOptions {
@@ -25,7 +27,8 @@ object ReaderOptions {
     val CoalesceGap = "coalesceGapBytes"
     val MaxCoalesced = "maxCoalescedBytes"
     val VerifyChecksums = "verifyChecksums"
-    val all: Seq[String] = Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums)
+    val FilterPushdown = "filterPushdown"
+    val all: Seq[String] = Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, FilterPushdown)
   }
 
   def parse(options: Map[String, String]): ReaderOptions = {
@@ -37,7 +40,8 @@ object ReaderOptions {
       cmbEagerLoadThreshold = get(Keys.EagerLoadThreshold).map(v => OptionValues.bytes(Keys.EagerLoadThreshold, v, Long.MaxValue)).getOrElse(d.cmbEagerLoadThreshold),
       coalesceGapBytes = get(Keys.CoalesceGap).map(v => OptionValues.bytes(Keys.CoalesceGap, v, Long.MaxValue)).getOrElse(d.coalesceGapBytes),
       maxCoalescedBytes = get(Keys.MaxCoalesced).map(v => OptionValues.bytes(Keys.MaxCoalesced, v, 1L << 30)).getOrElse(d.maxCoalescedBytes),
-      verifyChecksums = get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums)
+      verifyChecksums = get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums),
+      filterPushdown = get(Keys.FilterPushdown).map(v => OptionValues.bool(Keys.FilterPushdown, v)).getOrElse(d.filterPushdown)
     )
   }
 }

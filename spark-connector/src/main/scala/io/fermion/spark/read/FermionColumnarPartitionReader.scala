@@ -1,6 +1,9 @@
 package io.fermion.spark.read
 
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions}
+import io.fermion.core.read.filter.{FilterExpr, StripeFilter}
+import io.fermion.spark.metrics.FermionScanMetrics
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import io.fermion.core.schema.UnsupportedColumnTypeException
 import io.fermion.spark.SparkTypeMapping
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
@@ -15,14 +18,20 @@ import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, Columna
 /** Reads the stripes of one partition, one ColumnarBatch per stripe. Columns are matched to the
   * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
   * differs is an error naming the file. */
-final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, conf: Configuration, options: Map[String, String])
+final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, filter: Option[FilterExpr],
+                                           conf: Configuration, options: Map[String, String])
     extends PartitionReader[ColumnarBatch] {
 
   private val allocator: BufferAllocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.file}:${part.start}", 0, Long.MaxValue)
   private val reader = FermionFileReader.open(new Path(part.file), conf, ReaderOptions.parse(options))
-  private val stripes = (0 until reader.numStripes).filter { s =>
+  private val ownStripes = (0 until reader.numStripes).filter { s =>
     val off = reader.stripes.dataOffset(s)
     off >= part.start && off < part.start + part.length
+  }
+  /** The partition's stripes that the filter's statistics cannot rule out. */
+  private val stripes = filter.map(f => new StripeFilter(reader, f)) match {
+    case Some(sf) => ownStripes.filter(sf.mightMatch)
+    case None => ownStripes
   }
   /** For each requested column, its index in the file, or -1 when the file does not have it. */
   private val fileColumns: IndexedSeq[Int] = readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).getOrElse(-1))
@@ -72,6 +81,11 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   }
 
   override def get(): ColumnarBatch = current
+
+  override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
+    FermionScanMetrics.task(FermionScanMetrics.StripesRead, nextStripe),
+    FermionScanMetrics.task(FermionScanMetrics.StripesSkipped, ownStripes.size - stripes.size),
+    FermionScanMetrics.task(FermionScanMetrics.BytesRead, reader.bytesRead))
 
   private def releaseCurrent(): Unit = {
     if (current != null) {

@@ -1,6 +1,9 @@
 package io.fermion.spark.read
 
+import io.fermion.core.read.filter.FilterExpr
 import io.fermion.core.table.DataFileListing
+import io.fermion.spark.metrics.FermionScanMetrics
+import org.apache.spark.sql.connector.metric.CustomMetric
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory, Scan}
@@ -9,11 +12,14 @@ import org.apache.spark.sql.types.StructType
 
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
-final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, options: Map[String, String])
+final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], options: Map[String, String])
     extends Scan with Batch {
 
   override def readSchema(): StructType = readSchema
-  override def description(): String = s"FermionScan $path [${readSchema.fieldNames.mkString(", ")}]"
+  override def description(): String =
+    s"FermionScan $path [${readSchema.fieldNames.mkString(", ")}]" + filter.map(f => s" StripeFilter: $f").getOrElse("")
+
+  override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
 
   override def planInputPartitions(): Array[InputPartition] = {
@@ -30,7 +36,7 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
+    new FermionPartitionReaderFactory(readSchema, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
 }
 
 /** A byte range of one data file; the stripes whose data starts in [start, start + length). */

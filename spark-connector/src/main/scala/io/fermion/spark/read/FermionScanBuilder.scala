@@ -1,16 +1,33 @@
 package io.fermion.spark.read
 
 import io.fermion.core.read.ReaderOptions
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns}
+import io.fermion.core.read.filter.FilterExpr
+import org.apache.spark.sql.connector.expressions.filter.Predicate
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
 import org.apache.spark.sql.types.StructType
 
-/** Column pruning: Spark tells which columns the query needs, and only those CMBs and chunks are
-  * ever read. */
+/** Column pruning (only the needed columns' CMBs and chunks are read, nested fields included) and
+  * predicate pushdown: predicates that translate are used to skip whole stripes from their
+  * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
+  * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
 final class FermionScanBuilder(path: String, tableSchema: StructType, readerOptions: ReaderOptions, options: Map[String, String])
-    extends ScanBuilder with SupportsPushDownRequiredColumns {
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters {
   private var required: StructType = tableSchema
+  private var pushed: Array[Predicate] = Array.empty
+  private var filter: Option[FilterExpr] = None
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
-  override def build(): Scan = new FermionScan(path, tableSchema, required, options)
+  override def pushPredicates(predicates: Array[Predicate]): Array[Predicate] = {
+    val translated =
+      if (!readerOptions.filterPushdown) Array.empty[(Predicate, Option[FilterExpr])]
+      else predicates.map(p => p -> SparkPredicateTranslation.translate(p, tableSchema))
+    pushed = translated.collect { case (p, Some(_)) => p }
+    filter = translated.flatMap(_._2).reduceOption[FilterExpr](FilterExpr.And)
+    predicates
+  }
+
+  override def pushedPredicates(): Array[Predicate] = pushed
+
+  override def build(): Scan = new FermionScan(path, tableSchema, required, filter, options)
 }

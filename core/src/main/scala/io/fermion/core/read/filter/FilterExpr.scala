@@ -1,0 +1,62 @@
+package io.fermion.core.read.filter
+
+/** A row filter over top-level columns, used to skip whole stripes whose statistics prove that no
+  * row can match. Skipping is the only use: rows of the stripes that remain are still filtered by
+  * the engine. Columns are named (resolved per file, case-insensitively); literals are in the
+  * column's own domain, see [[FilterValue]].
+  *
+  * Semantics follow SQL: a comparison with a null value is not true, so null rows never match a
+  * comparison, IN or STARTS WITH. */
+sealed trait FilterExpr extends Serializable
+
+object FilterExpr {
+  sealed trait Op extends Serializable
+  case object Eq extends Op
+  case object NotEq extends Op
+  case object Lt extends Op
+  case object LtEq extends Op
+  case object Gt extends Op
+  case object GtEq extends Op
+
+  final case class Compare(column: String, op: Op, value: FilterValue) extends FilterExpr
+  final case class In(column: String, values: IndexedSeq[FilterValue]) extends FilterExpr
+  final case class StartsWith(column: String, prefix: Array[Byte]) extends FilterExpr
+  final case class IsNull(column: String) extends FilterExpr
+  final case class IsNotNull(column: String) extends FilterExpr
+  final case class And(left: FilterExpr, right: FilterExpr) extends FilterExpr
+  final case class Or(left: FilterExpr, right: FilterExpr) extends FilterExpr
+  final case class Not(child: FilterExpr) extends FilterExpr
+  /** Matches every row: what an untranslatable part of a filter becomes. */
+  case object Unknown extends FilterExpr
+
+  /** Pushes NOT down to the leaves (De Morgan; NOT of a comparison is the opposite comparison,
+    * since null rows satisfy neither). NOT of what has no opposite becomes [[Unknown]]. */
+  def normalize(e: FilterExpr): FilterExpr = e match {
+    case Not(c) => negate(c)
+    case And(l, r) => And(normalize(l), normalize(r))
+    case Or(l, r) => Or(normalize(l), normalize(r))
+    case other => other
+  }
+
+  private def negate(e: FilterExpr): FilterExpr = e match {
+    case Compare(c, op, v) => Compare(c, op match {
+        case Eq => NotEq; case NotEq => Eq; case Lt => GtEq; case LtEq => Gt; case Gt => LtEq; case GtEq => Lt
+      }, v)
+    case IsNull(c) => IsNotNull(c)
+    case IsNotNull(c) => IsNull(c)
+    case And(l, r) => Or(negate(l), negate(r))
+    case Or(l, r) => And(negate(l), negate(r))
+    case Not(c) => normalize(c)
+    case _ => Unknown
+  }
+}
+
+/** A literal in a column's domain: `Integral` for integer types, booleans (0/1), dates (days),
+  * timestamps (micros) and decimals up to 18 digits (unscaled, at the column's scale);
+  * `Floating` for float and double; `Bytes` for strings (UTF-8) and binary. */
+sealed trait FilterValue extends Serializable
+object FilterValue {
+  final case class Integral(value: Long) extends FilterValue
+  final case class Floating(value: Double) extends FilterValue
+  final case class Bytes(value: Array[Byte]) extends FilterValue
+}

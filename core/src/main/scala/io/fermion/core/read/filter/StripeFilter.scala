@@ -1,0 +1,115 @@
+package io.fermion.core.read.filter
+
+import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, StreamType, ValueStats}
+import io.fermion.core.read.FermionFileReader
+import io.fermion.core.schema.FermionType
+import io.fermion.core.write.PageStatistics
+
+/** Decides from a stripe's CMB statistics (min, max, null count) whether any row of the stripe can
+  * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no". */
+final class StripeFilter(reader: FermionFileReader, filter: FilterExpr) {
+  import FilterExpr._
+
+  private val normalized = FilterExpr.normalize(filter)
+
+  def mightMatch(stripe: Int): Boolean = eval(normalized, stripe)
+
+  private def eval(e: FilterExpr, stripe: Int): Boolean = e match {
+    case And(l, r) => eval(l, stripe) && eval(r, stripe)
+    case Or(l, r) => eval(l, stripe) || eval(r, stripe)
+    case Unknown | Not(_) => true
+    case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
+    case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
+    case Compare(c, op, v) => stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v))
+    case In(c, vs) => stats(c, stripe).forall(s => s.mayHaveValue && (vs.size > 1024 || vs.exists(v => s.compare(Eq, v))))
+    case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
+  }
+
+  /** None when the filter cannot use the column (not in the file, nested, no statistics kind). */
+  private def stats(column: String, stripe: Int): Option[ColumnStripeStats] =
+    reader.schema.indexOf(column).flatMap { c =>
+      val field = reader.schema.fields(c)
+      if (FermionType.isNested(field.dataType)) None
+      else Some(ColumnStripeStats.of(field.dataType, reader.columnMetadata(c), stripe, reader.stripes.rowCount(stripe)))
+    }
+}
+
+/** What a stripe's metadata says about one flat column. */
+final case class ColumnStripeStats(allNull: Boolean, noNull: Boolean, bounds: Option[ValueStats], emptyStrings: Boolean) {
+  import FilterExpr._
+
+  def mayHaveNull: Boolean = !noNull
+  def mayHaveValue: Boolean = !allNull
+
+  /** Whether some non-null value v may satisfy `v op literal`. */
+  def compare(op: Op, lit: FilterValue): Boolean = bounds match {
+    case None => true
+    case Some(b) if (b.flags & ValueStats.DoubleBits) != 0 =>
+      val min = java.lang.Double.longBitsToDouble(b.min)
+      val max = java.lang.Double.longBitsToDouble(b.max)
+      val nan = (b.flags & ValueStats.HasNaN) != 0
+      val x = lit match { case FilterValue.Floating(d) => d; case FilterValue.Integral(l) => l.toDouble; case _ => return true }
+      if (x.isNaN) return true
+      // Spark orders NaN above every number: NaN rows satisfy >, >= and <>.
+      op match {
+        case Eq => min <= x && x <= max
+        case NotEq => nan || !(min == x && max == x)
+        case Lt => min < x
+        case LtEq => min <= x
+        case Gt => nan || max > x
+        case GtEq => nan || max >= x
+      }
+    case Some(b) if (b.flags & ValueStats.PrefixBounds) != 0 =>
+      val p = lit match { case FilterValue.Bytes(bs) => PageStatistics.prefix(bs, 0, bs.length); case _ => return true }
+      def le(a: Long, c: Long) = java.lang.Long.compareUnsigned(a, c) <= 0
+      // Bounds are 8-byte prefixes: values sharing a bound's prefix may lie on either side of it.
+      op match {
+        case Eq => le(b.min, p) && le(p, b.max)
+        case NotEq => true
+        case Lt | LtEq => le(b.min, p)
+        case Gt | GtEq => le(p, b.max)
+      }
+    case Some(b) =>
+      val x = lit match { case FilterValue.Integral(l) => l; case _ => return true }
+      op match {
+        case Eq => b.min <= x && x <= b.max
+        case NotEq => !(b.min == x && b.max == x)
+        case Lt => b.min < x
+        case LtEq => b.min <= x
+        case Gt => b.max > x
+        case GtEq => b.max >= x
+      }
+  }
+
+  def startsWith(prefix: Array[Byte]): Boolean = bounds match {
+    case Some(b) if (b.flags & ValueStats.PrefixBounds) != 0 =>
+      val lower = PageStatistics.prefix(prefix, 0, prefix.length)
+      val upper = if (prefix.length >= 8) lower else lower | (-1L >>> (prefix.length * 8))
+      java.lang.Long.compareUnsigned(lower, b.max) <= 0 && java.lang.Long.compareUnsigned(b.min, upper) <= 0
+    case _ => !(emptyStrings && prefix.nonEmpty)
+  }
+}
+
+object ColumnStripeStats {
+  def of(t: FermionType, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int): ColumnStripeStats = cmb match {
+    case None => ColumnStripeStats(allNull = true, noNull = rows == 0, None, emptyStrings = false)
+    case Some(m) =>
+      val (allNull, noNull) = m.descType(0) match {
+        case DescType.UseDefault => (false, true)
+        case DescType.ForceNull => (true, false)
+        case _ =>
+          val len = m.simpleLength(0, stripe)
+          (len == FileLayout.AllNullChunkLength, len == 0)
+      }
+      val data = m.streamTypeIndexOf(StreamType.Data)
+      val full = data >= 0 && m.descType(data) == DescType.Full
+      val dataLength = if (full) m.fullLength(data, stripe) else 0L
+      val bounds =
+        if (full && dataLength > 0) Some(ValueStats(m.fullStatsFlags(data, stripe), m.fullMin(data, stripe), m.fullMax(data, stripe))).filter(_.hasMinMax)
+        else None
+      // A variable-width column with values but no DATA bytes holds only empty strings.
+      val empty = !allNull && dataLength == 0 && FermionType.isVariableWidth(t)
+      val emptyBounds = if (empty) Some(ValueStats(ValueStats.HasMinMax | ValueStats.PrefixBounds, 0L, 0L)) else None
+      ColumnStripeStats(allNull, noNull, bounds.orElse(emptyBounds), empty)
+  }
+}

@@ -1,0 +1,125 @@
+package io.fermion.core
+
+import java.nio.charset.StandardCharsets
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import io.fermion.core.read.filter.{FilterExpr, FilterValue, StripeFilter}
+import io.fermion.core.read.filter.FilterExpr._
+import io.fermion.core.write.WriterOptions
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.types.FloatingPointPrecision
+import org.apache.arrow.vector.types.pojo.{ArrowType, Schema}
+import org.scalatest.funsuite.AnyFunSuite
+
+/** Stripe skipping never drops a matching row (differential against evaluating every row), and
+  * does skip on sorted data. */
+class StripeFilterSuite extends AnyFunSuite {
+  import TestFiles._
+
+  private final case class Row(k: java.lang.Long, d: java.lang.Double, s: String)
+
+  private def sqlCompare(op: Op, c: Int): Boolean = op match {
+    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0; case GtEq => c >= 0
+  }
+  /** Spark's order for doubles: NaN above everything, -0.0 == 0.0. */
+  private def cmpDouble(a: Double, b: Double): Int =
+    if (a.isNaN && b.isNaN) 0 else if (a.isNaN) 1 else if (b.isNaN) -1 else java.lang.Double.compare(a + 0.0, b + 0.0)
+  private def cmpBytes(a: Array[Byte], b: Array[Byte]): Int = java.util.Arrays.compareUnsigned(a, b)
+
+  private def matches(e: FilterExpr, r: Row): Option[Boolean] = e match {
+    case And(l, rr) => (matches(l, r), matches(rr, r)) match {
+        case (Some(false), _) | (_, Some(false)) => Some(false)
+        case (Some(true), Some(true)) => Some(true)
+        case _ => None
+      }
+    case Or(l, rr) => (matches(l, r), matches(rr, r)) match {
+        case (Some(true), _) | (_, Some(true)) => Some(true)
+        case (Some(false), Some(false)) => Some(false)
+        case _ => None
+      }
+    case Not(c) => matches(c, r).map(!_)
+    case IsNull(c) => Some(value(r, c) == null)
+    case IsNotNull(c) => Some(value(r, c) != null)
+    case Compare(c, op, v) => Option(value(r, c)).map(x => sqlCompare(op, compare(x, v)))
+    case In(c, vs) => Option(value(r, c)).map(x => vs.exists(v => compare(x, v) == 0))
+    case StartsWith(c, p) => Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).startsWith(p))
+    case Unknown => None
+  }
+  private def value(r: Row, c: String): AnyRef = c match { case "k" => r.k; case "d" => r.d; case "s" => r.s; case _ => null }
+  private def compare(x: AnyRef, v: FilterValue): Int = (x, v) match {
+    case (l: java.lang.Long, FilterValue.Integral(y)) => java.lang.Long.compare(l, y)
+    case (d: java.lang.Double, FilterValue.Floating(y)) => cmpDouble(d, y)
+    case (s: String, FilterValue.Bytes(y)) => cmpBytes(s.getBytes(StandardCharsets.UTF_8), y)
+  }
+
+  private def randomFilter(rnd: Random, depth: Int): FilterExpr = {
+    val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
+    def leaf: FilterExpr = rnd.nextInt(9) match {
+      case 0 => Compare("k", ops(rnd.nextInt(6)), FilterValue.Integral(rnd.nextInt(12000) - 1000))
+      case 1 => Compare("d", ops(rnd.nextInt(6)), FilterValue.Floating(Seq(Double.NaN, -0.0, 0.0, rnd.nextGaussian() * 100)(rnd.nextInt(4))))
+      case 2 => Compare("s", ops(rnd.nextInt(6)), FilterValue.Bytes(f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes))
+      case 3 => In("k", IndexedSeq.fill(1 + rnd.nextInt(3))(FilterValue.Integral(rnd.nextInt(11000))))
+      case 4 => StartsWith("s", f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
+      case 5 => IsNull(Seq("k", "d", "s")(rnd.nextInt(3)))
+      case 6 => IsNotNull(Seq("k", "d", "s")(rnd.nextInt(3)))
+      case 7 => Compare("missing", Eq, FilterValue.Integral(1))
+      case _ => Compare("k", ops(rnd.nextInt(6)), FilterValue.Integral(rnd.nextInt(10000)))
+    }
+    if (depth == 0) leaf
+    else rnd.nextInt(4) match {
+      case 0 => And(randomFilter(rnd, depth - 1), randomFilter(rnd, depth - 1))
+      case 1 => Or(randomFilter(rnd, depth - 1), randomFilter(rnd, depth - 1))
+      case 2 => Not(randomFilter(rnd, depth - 1))
+      case _ => leaf
+    }
+  }
+
+  test("skipped stripes never hold a matching row; sorted keys skip (property, many filters)") {
+    val rnd = new Random(11)
+    val n = 10000
+    val rows = (0 until n).map { i =>
+      Row(if (i % 97 == 0) null else java.lang.Long.valueOf(i),
+          if (i % 13 == 0) Double.NaN else if (i % 89 == 0) null else java.lang.Double.valueOf(rnd.nextGaussian() * 100),
+          if (i % 50 == 0) null else if (i > 9000) "" else f"key-$i%06d")
+    }
+    val schema = new Schema(Seq(ArrowTestData.field("k", new ArrowType.Int(64, true)),
+      ArrowTestData.field("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+      ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)).asJava)
+    val root = VectorSchemaRoot.create(schema, allocator)
+    val file = tempDir("fermion-filter").resolve("f.fermion")
+    try {
+      root.allocateNew()
+      rows.zipWithIndex.foreach { case (r, i) =>
+        val k = root.getVector(0).asInstanceOf[BigIntVector]; val d = root.getVector(1).asInstanceOf[Float8Vector]
+        val s = root.getVector(2).asInstanceOf[VarCharVector]
+        if (r.k == null) k.setNull(i) else k.setSafe(i, r.k.longValue())
+        if (r.d == null) d.setNull(i) else d.setSafe(i, r.d.doubleValue())
+        if (r.s == null) s.setNull(i) else s.setSafe(i, r.s.getBytes(StandardCharsets.UTF_8))
+      }
+      root.setRowCount(n)
+      write(file, root, WriterOptions(stripeMaxRows = 250, pageSize = 1024))
+    } finally root.close()
+    val reader = open(file)
+    try {
+      val stripeRows = (0 until reader.numStripes).map(s => rows.slice(reader.stripes.firstRows(s).toInt, reader.stripes.firstRows(s + 1).toInt))
+      var skippedTotal = 0
+      for (_ <- 0 until 400) {
+        val f = randomFilter(rnd, 3)
+        val sf = new StripeFilter(reader, f)
+        (0 until reader.numStripes).foreach { s =>
+          if (!sf.mightMatch(s)) {
+            skippedTotal += 1
+            stripeRows(s).foreach(r => assert(!matches(f, r).contains(true), s"$f skipped stripe $s holding $r"))
+          }
+        }
+      }
+      assert(skippedTotal > 1000, s"only $skippedTotal stripe skips")
+      val point = new StripeFilter(reader, Compare("k", Eq, FilterValue.Integral(5123)))
+      assert((0 until reader.numStripes).count(point.mightMatch) == 1)
+      val prefix = new StripeFilter(reader, StartsWith("s", "key-0051".getBytes))
+      assert((0 until reader.numStripes).count(prefix.mightMatch) <= 2)
+    } finally reader.close()
+  }
+}

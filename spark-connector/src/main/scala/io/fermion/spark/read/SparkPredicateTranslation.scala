@@ -1,0 +1,89 @@
+package io.fermion.spark.read
+
+import io.fermion.core.read.filter.{FilterExpr, FilterValue}
+import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/** Spark's V2 predicates -> core [[FilterExpr]] for stripe skipping. Only predicates on top-level
+  * flat columns against literals translate; inside AND an untranslatable side becomes "unknown"
+  * (still sound), inside OR it makes the whole OR unknown. */
+object SparkPredicateTranslation {
+  import FilterExpr._
+
+  def translate(p: Predicate, schema: StructType): Option[FilterExpr] = {
+    val e = toExpr(p, schema)
+    if (e == Unknown) None else Some(e)
+  }
+
+  private def toExpr(p: Predicate, schema: StructType): FilterExpr = {
+    val kids = p.children()
+    def sub(i: Int): FilterExpr = kids(i) match {
+      case q: Predicate => toExpr(q, schema)
+      case _ => Unknown
+    }
+    p.name() match {
+      case "AND" => (sub(0), sub(1)) match {
+          case (Unknown, Unknown) => Unknown
+          case (l, r) => And(l, r)
+        }
+      case "OR" => (sub(0), sub(1)) match {
+          case (Unknown, _) | (_, Unknown) => Unknown
+          case (l, r) => Or(l, r)
+        }
+      case "NOT" => sub(0) match { case Unknown => Unknown; case c => Not(c) }
+      case "IS_NULL" => column(kids(0), schema).map(f => IsNull(f.name): FilterExpr).getOrElse(Unknown)
+      case "IS_NOT_NULL" => column(kids(0), schema).map(f => IsNotNull(f.name): FilterExpr).getOrElse(Unknown)
+      case "STARTS_WITH" =>
+        (for { f <- column(kids(0), schema); v <- literal(kids(1), f.dataType) } yield v match {
+          case FilterValue.Bytes(b) => StartsWith(f.name, b)
+          case _ => Unknown
+        }).getOrElse(Unknown)
+      case "IN" =>
+        column(kids(0), schema).flatMap { f =>
+          val vs = kids.drop(1).map(k => literal(k, f.dataType))
+          if (vs.forall(_.isDefined)) Some(In(f.name, vs.flatten.toIndexedSeq)) else None
+        }.getOrElse(Unknown)
+      case op @ ("=" | "<>" | "<" | "<=" | ">" | ">=" | "<=>") =>
+        def cmp(ref: Int, lit: Int, flip: Boolean): Option[FilterExpr] = for {
+          f <- column(kids(ref), schema)
+          v <- literal(kids(lit), f.dataType)
+        } yield Compare(f.name, opOf(op, flip), v)
+        cmp(0, 1, flip = false).orElse(cmp(1, 0, flip = true)).getOrElse(Unknown)
+      case _ => Unknown
+    }
+  }
+
+  private def opOf(name: String, flip: Boolean): Op = (name, flip) match {
+    case ("=" | "<=>", _) => Eq
+    case ("<>", _) => NotEq
+    case ("<", false) | (">", true) => Lt
+    case ("<=", false) | (">=", true) => LtEq
+    case (">", false) | ("<", true) => Gt
+    case (">=", false) | ("<=", true) => GtEq
+    case other => throw new IllegalArgumentException(s"not a comparison: $other")
+  }
+
+  private def column(e: org.apache.spark.sql.connector.expressions.Expression, schema: StructType): Option[StructField] = e match {
+    case r: NamedReference if r.fieldNames().length == 1 => schema.fields.find(_.name.equalsIgnoreCase(r.fieldNames()(0)))
+    case _ => None
+  }
+
+  /** A non-null literal in the column's statistics domain. */
+  private def literal(e: org.apache.spark.sql.connector.expressions.Expression, t: DataType): Option[FilterValue] = e match {
+    case l: Literal[_] if l.value() != null && l.dataType() == t =>
+      (t, l.value()) match {
+        case (ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType, n: java.lang.Number) =>
+          Some(FilterValue.Integral(n.longValue()))
+        case (BooleanType, b: java.lang.Boolean) => Some(FilterValue.Integral(if (b) 1L else 0L))
+        case (FloatType | DoubleType, n: java.lang.Number) => Some(FilterValue.Floating(n.doubleValue()))
+        case (StringType, s: UTF8String) => Some(FilterValue.Bytes(s.getBytes))
+        case (BinaryType, b: Array[Byte]) => Some(FilterValue.Bytes(b))
+        case (d: DecimalType, v: Decimal) if d.precision <= 18 =>
+          scala.util.Try(v.toJavaBigDecimal.setScale(d.scale).unscaledValue().longValueExact()).toOption.map(FilterValue.Integral)
+        case _ => None
+      }
+    case _ => None
+  }
+}
