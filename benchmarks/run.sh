@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs one Spark benchmark (all formats side by side) against the freshly built wheel:
 #   benchmarks/run.sh nested [--rows N]
+#   benchmarks/run.sh wide [--columns 1000,10000] [--rows N]
 # Results go to benchmarks/results/<name>.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-name="${1:?usage: benchmarks/run.sh <nested> [options]}"; shift
+name="${1:?usage: benchmarks/run.sh <nested|wide> [options]}"; shift
 "$root/dev/package"
 cd "$root/benchmarks"
 exec "$root/.venv/bin/python" "${name}_bench.py" "$@"

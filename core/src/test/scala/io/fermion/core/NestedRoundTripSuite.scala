@@ -106,4 +106,25 @@ class NestedRoundTripSuite extends AnyFunSuite {
       }
     } finally r.close()
   }
+
+  test("large lists (64-bit offsets) are written as lists and read back with the same values") {
+    val field = f("big", true, ArrowType.LargeList.INSTANCE, f("element", true, i64))
+    val root = org.apache.arrow.vector.VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(Seq(field).asJava), allocator)
+    val file = tempDir("fermion-largelist").resolve("l.fermion")
+    val expected = IndexedSeq(IndexedSeq(1L, 2L), null, IndexedSeq(), IndexedSeq(3L, 4L, 5L))
+    try {
+      val l = root.getVector(0).asInstanceOf[org.apache.arrow.vector.complex.LargeListVector]
+      l.allocateNew()
+      val w = l.getWriter
+      expected.zipWithIndex.foreach { case (v, i) =>
+        w.setPosition(i)
+        if (v != null) { w.startList(); v.foreach(x => w.bigInt().writeBigInt(x)); w.endList() }
+      }
+      l.setValueCount(expected.size)
+      root.setRowCount(expected.size)
+      write(file, root, WriterOptions())
+    } finally root.close()
+    val back = readAll(file).head
+    assert(back == expected.map(v => if (v == null) null else v.map(x => java.lang.Long.valueOf(x): AnyRef)))
+  }
 }

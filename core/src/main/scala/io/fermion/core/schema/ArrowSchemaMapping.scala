@@ -25,7 +25,8 @@ object ArrowSchemaMapping {
           val kv = entries.getChildren.asScala.map(c => convert(c, s"$path.${c.getName}")).toIndexedSeq
           if (kv.size != 2) throw new UnsupportedColumnTypeException(path, f.getType.toString, "a map needs a key and a value")
           FermionField(f.getName, id, FermionType.Map, f.isNullable, IndexedSeq(kv(0).copy(nullable = false), kv(1)))
-        case _: ArrowType.List => FermionField(f.getName, id, FermionType.List, f.isNullable, kids)
+        // Large lists (64-bit offsets) are stored like lists: a stripe never holds 2^31 elements.
+        case _: ArrowType.List | _: ArrowType.LargeList => FermionField(f.getName, id, FermionType.List, f.isNullable, kids)
         case t => FermionField(f.getName, id, leafType(t, path), f.isNullable)
       }
     }

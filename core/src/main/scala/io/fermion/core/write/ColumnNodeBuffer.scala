@@ -2,7 +2,7 @@ package io.fermion.core.write
 
 import io.fermion.core.schema.{FermionField, FermionType}
 import org.apache.arrow.vector._
-import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
+import org.apache.arrow.vector.complex.{LargeListVector, ListVector, MapVector, StructVector}
 
 /** Accumulates one schema node's values for the current stripe, in stream form, with one child
   * buffer per child node. Each node has `slotCount` slots: a top-level column has one per row, a
@@ -54,7 +54,12 @@ final class ColumnNodeBuffer(val field: FermionField) {
       case s: StructVector =>
         var c = 0
         while (c < children.size) { children(c).append(s.getChildByOrdinal(c).asInstanceOf[FieldVector], from, count); c += 1 }
-      case l: ListVector => appendList(l, from, end)
+      case l: ListVector =>
+        val offsets = l.getOffsetBuffer
+        appendList(l, from, end, listElements(l), row => offsets.getInt(row.toLong * 4).toLong)
+      case l: LargeListVector =>
+        val offsets = l.getOffsetBuffer
+        appendList(l, from, end, IndexedSeq(l.getDataVector), row => offsets.getLong(row.toLong * 8))
       case b: BitVector =>
         i = from
         while (i < end) { dataBits.append(!b.isNull(i) && b.get(i) != 0); i += 1 }
@@ -86,14 +91,14 @@ final class ColumnNodeBuffer(val field: FermionField) {
 
   /** Lengths, then the children's element ranges, appended in runs of adjacent elements. A map's
     * elements are its entries struct, whose key and value vectors feed the two child buffers. */
-  private def appendList(l: ListVector, from: Int, end: Int): Unit = {
-    val offsets = l.getOffsetBuffer
-    val elements: IndexedSeq[FieldVector] = l match {
-      case m: MapVector =>
-        val entries = m.getDataVector.asInstanceOf[StructVector]
-        IndexedSeq(entries.getChildByOrdinal(0).asInstanceOf[FieldVector], entries.getChildByOrdinal(1).asInstanceOf[FieldVector])
-      case _ => IndexedSeq(l.getDataVector)
-    }
+  private def listElements(l: ListVector): IndexedSeq[FieldVector] = l match {
+    case m: MapVector =>
+      val entries = m.getDataVector.asInstanceOf[StructVector]
+      IndexedSeq(entries.getChildByOrdinal(0).asInstanceOf[FieldVector], entries.getChildByOrdinal(1).asInstanceOf[FieldVector])
+    case _ => IndexedSeq(l.getDataVector)
+  }
+
+  private def appendList(l: FieldVector, from: Int, end: Int, elements: IndexedSeq[FieldVector], offset: Int => Long): Unit = {
     var runStart = -1
     var runEnd = -1
     def flush(): Unit = if (runEnd > runStart) {
@@ -104,8 +109,8 @@ final class ColumnNodeBuffer(val field: FermionField) {
     while (i < end) {
       if (l.isNull(i)) lengths.putInt(0)
       else {
-        val s = offsets.getInt(i.toLong * 4)
-        val e = offsets.getInt((i + 1).toLong * 4)
+        val s = Math.toIntExact(offset(i))
+        val e = Math.toIntExact(offset(i + 1))
         lengths.putInt(e - s)
         if (e > s) {
           if (s != runEnd) { flush(); runStart = s }
