@@ -83,7 +83,8 @@ class NestedRoundTripSuite extends AnyFunSuite {
     val file = tempDir("fermion-prune").resolve("p.fermion")
     val root = NestedData.root(Seq(a), rows)
     val full = try { write(file, root, WriterOptions()); column(root.getVector(0)) } finally root.close()
-    val r = open(file)
+    // Small tail prefetch and no coalescing gap: every byte read is accounted for by the projection.
+    val r = open(file, read.ReaderOptions(tailPrefetchBytes = 4096, coalesceGapBytes = 0))
     try {
       val fileField = r.schema.fields(0)
       val wanted = ArrowSchemaMapping.toFermion(new org.apache.arrow.vector.types.pojo.Schema(Seq(

@@ -48,7 +48,8 @@ object ProjectedNode {
           val missing = wanted.keySet -- f.children.map(_.name.toLowerCase(Locale.ROOT))
           if (missing.nonEmpty)
             throw new UnsupportedColumnTypeException(s"${r.name}.${missing.head}", "?", "the file has no such struct field")
-          val keptChildren = if (kept.nonEmpty) kept else IndexedSeq(build(f.children.head, first + f.ownStreamTypes.size))
+          val keptChildren =
+            if (kept.nonEmpty || f.children.isEmpty) kept else IndexedSeq(build(f.children.head, first + f.ownStreamTypes.size))
           new ProjectedNode(f.copy(children = keptChildren.map(_.field)), first, keptChildren)
         case FermionType.List | FermionType.Map =>
           var next = first + f.ownStreamTypes.size

@@ -3,7 +3,8 @@ package io.fermion.spark.read
 import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import org.apache.spark.sql.connector.expressions.filter.Predicate
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
 import org.apache.spark.sql.types.StructType
 
 /** Column pruning (only the needed columns' CMBs and chunks are read, nested fields included) and
@@ -11,7 +12,7 @@ import org.apache.spark.sql.types.StructType
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
 final class FermionScanBuilder(path: String, tableSchema: StructType, readerOptions: ReaderOptions, options: Map[String, String])
-    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters {
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates {
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
   private var filter: Option[FilterExpr] = None
@@ -29,5 +30,17 @@ final class FermionScanBuilder(path: String, tableSchema: StructType, readerOpti
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
-  override def build(): Scan = new FermionScan(path, tableSchema, required, filter, options)
+  private var aggregates: Option[IndexedSeq[MetadataAggregate]] = None
+
+  /** COUNT(*), COUNT(col), MIN and MAX (exact statistics only) without GROUP BY are answered from
+    * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
+  override def pushAggregation(aggregation: Aggregation): Boolean = {
+    aggregates = if (readerOptions.filterPushdown) MetadataAggregate.plan(aggregation, tableSchema) else None
+    aggregates.isDefined
+  }
+
+  override def build(): Scan = aggregates match {
+    case Some(aggs) => new FermionAggregateScan(path, aggs, options)
+    case None => new FermionScan(path, tableSchema, required, filter, options)
+  }
 }
