@@ -92,3 +92,13 @@ def test_count_reads_no_columns(spark, tmp_table):
     path = tmp_table()
     spark.range(12345).write.format("fermion").option("stripeRows", "1000").save(path)
     assert spark.read.format("fermion").load(path).count() == 12345
+
+
+def test_small_tables_are_broadcast_in_joins(spark, tmp_table):
+    small, big = tmp_table("small"), tmp_table("big")
+    spark.range(100).selectExpr("id", "cast(id as string) as name").write.format("fermion").save(small)
+    spark.range(200000).selectExpr("id % 100 as id", "id as v").write.format("fermion").save(big)
+    joined = spark.read.format("fermion").load(big).join(spark.read.format("fermion").load(small), "id")
+    assert joined.count() == 200000
+    plan = joined._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastHashJoin" in plan or "BroadcastExchange" in plan, plan
