@@ -81,3 +81,13 @@ def markdown_table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def publish(spark, out, parts):
+    """Writes the result markdown to `out`, prints it and stops the session."""
+    text = "\n".join(parts)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write(text)
+    print(text)
+    spark.stop()

@@ -9,7 +9,7 @@ import argparse
 import os
 import tempfile
 
-from harness import FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, write_all
+from harness import publish, FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, write_all
 
 COLUMNS = {
     "int": "cast(rand(1) * 2147483647 as int)",
@@ -44,10 +44,7 @@ def main():
             markdown_table(["column", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC"], rows),
             "\n\n" + markdown_table(["format", "bytes (all 6 columns)", "vs Fermion"],
                                     [[f, f"{sizes[f]:,}", f"{sizes[f] / sizes['fermion']:.2f}"] for f in FORMATS]), "\n"]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    open(args.out, "w").write("\n".join(text))
-    print("\n".join(text))
-    spark.stop()
+    publish(spark, args.out, text)
 
 
 if __name__ == "__main__":

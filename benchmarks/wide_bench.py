@@ -10,7 +10,7 @@ import argparse
 import os
 import tempfile
 
-from harness import FORMATS, machine_line, markdown_table, progress, session, size_of, timed, write_all
+from harness import publish, FORMATS, machine_line, markdown_table, progress, session, size_of, timed, write_all
 
 
 def main():
@@ -48,10 +48,7 @@ def main():
             "(schema inference, file open, metadata, data).\n",
             markdown_table(["stored columns", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC",
                             "Fermion MB", "Parquet MB", "ORC MB"], rows), "\n"]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    open(args.out, "w").write("\n".join(text))
-    print("\n".join(text))
-    spark.stop()
+    publish(spark, args.out, text)
 
 
 if __name__ == "__main__":
