@@ -102,3 +102,12 @@ def test_small_tables_are_broadcast_in_joins(spark, tmp_table):
     assert joined.count() == 200000
     plan = joined._jdf.queryExecution().executedPlan().toString()
     assert "BroadcastHashJoin" in plan or "BroadcastExchange" in plan, plan
+
+
+def test_small_files_are_packed_into_fewer_partitions(spark, tmp_table):
+    path = tmp_table("many")
+    spark.range(0, 6000, 1, 60).write.format("fermion").save(path)
+    assert len(data_files(path)) == 60
+    df = spark.read.format("fermion").load(path)
+    assert df.rdd.getNumPartitions() < 60
+    assert sorted(r.id for r in df.collect()) == list(range(6000))

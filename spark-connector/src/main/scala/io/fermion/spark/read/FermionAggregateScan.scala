@@ -48,7 +48,8 @@ final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAg
   override def toBatch: Batch = this
 
   override def planInputPartitions(): Array[InputPartition] =
-    DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf()).map(f => FermionInputPartition(f.getPath.toString, 0, f.getLen, f.getLen): InputPartition).toArray
+    DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
+      .map(f => FermionInputPartition(IndexedSeq(FileSplit(f.getPath.toString, 0, f.getLen, f.getLen))): InputPartition).toArray
 
   override def createReaderFactory(): PartitionReaderFactory =
     new FermionAggregateReaderFactory(aggregates, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
@@ -57,7 +58,7 @@ final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAg
 final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], conf: SerializableHadoopConf, options: Map[String, String])
     extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
-    private val file = partition.asInstanceOf[FermionInputPartition].file
+    private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
     private var done = false
     private lazy val row: InternalRow = {
       val reader = FermionFileReader.open(new Path(file), conf.value, ReaderOptions.parse(options))

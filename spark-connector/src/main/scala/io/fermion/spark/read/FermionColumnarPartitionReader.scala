@@ -15,15 +15,53 @@ import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 
-/** Reads the stripes of one partition, one ColumnarBatch per stripe. Columns are matched to the
-  * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
-  * differs is an error naming the file. */
+/** Reads the splits of one partition one after another (small files are packed together). */
 final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, filter: Option[FilterExpr],
                                            conf: Configuration, options: Map[String, String])
     extends PartitionReader[ColumnarBatch] {
+  private val allocator: BufferAllocator =
+    FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.splits.headOption.map(_.file).getOrElse("")}", 0, Long.MaxValue)
+  private val readerOptions = ReaderOptions.parse(options)
+  private var nextSplit = 0
+  private var split: FileSplitReader = _
+  private var finished = (0L, 0L, 0L) // stripes read, stripes skipped, bytes read of closed splits
 
-  private val allocator: BufferAllocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.file}:${part.start}", 0, Long.MaxValue)
-  private val reader = FermionFileReader.open(new Path(part.file), conf, ReaderOptions.parse(options))
+  override def next(): Boolean = {
+    while (true) {
+      if (split != null && split.next()) return true
+      closeSplit()
+      if (nextSplit >= part.splits.size) return false
+      split = new FileSplitReader(part.splits(nextSplit), readSchema, filter, conf, readerOptions, allocator)
+      nextSplit += 1
+    }
+    false
+  }
+
+  override def get(): ColumnarBatch = split.get()
+
+  private def closeSplit(): Unit = if (split != null) {
+    finished = (finished._1 + split.stripesRead, finished._2 + split.stripesSkipped, finished._3 + split.bytesRead)
+    split.close()
+    split = null
+  }
+
+  override def currentMetricsValues(): Array[CustomTaskMetric] = {
+    val live = Option(split)
+    Array(
+      FermionScanMetrics.task(FermionScanMetrics.StripesRead, finished._1 + live.map(_.stripesRead).getOrElse(0L)),
+      FermionScanMetrics.task(FermionScanMetrics.StripesSkipped, finished._2 + live.map(_.stripesSkipped).getOrElse(0L)),
+      FermionScanMetrics.task(FermionScanMetrics.BytesRead, finished._3 + live.map(_.bytesRead).getOrElse(0L)))
+  }
+
+  override def close(): Unit = try closeSplit() finally allocator.close()
+}
+
+/** Reads the stripes of one file split, one ColumnarBatch per stripe. Columns are matched to the
+  * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
+  * differs is an error naming the file. */
+final class FileSplitReader(part: FileSplit, readSchema: StructType, filter: Option[FilterExpr], conf: Configuration,
+                            readerOptions: ReaderOptions, allocator: BufferAllocator) {
+  private val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
   private val ownStripes = (0 until reader.numStripes).filter { s =>
     val off = reader.stripes.dataOffset(s)
     off >= part.start && off < part.start + part.length
@@ -50,7 +88,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   private var current: ColumnarBatch = _
   private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
 
-  override def next(): Boolean = {
+  def next(): Boolean = {
     releaseCurrent()
     if (nextStripe >= stripes.size) return false
     val stripe = stripes(nextStripe)
@@ -80,12 +118,11 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
     true
   }
 
-  override def get(): ColumnarBatch = current
+  def get(): ColumnarBatch = current
 
-  override def currentMetricsValues(): Array[CustomTaskMetric] = Array(
-    FermionScanMetrics.task(FermionScanMetrics.StripesRead, nextStripe),
-    FermionScanMetrics.task(FermionScanMetrics.StripesSkipped, ownStripes.size - stripes.size),
-    FermionScanMetrics.task(FermionScanMetrics.BytesRead, reader.bytesRead))
+  def stripesRead: Long = nextStripe
+  def stripesSkipped: Long = ownStripes.size - stripes.size
+  def bytesRead: Long = reader.bytesRead
 
   private def releaseCurrent(): Unit = {
     if (current != null) {
@@ -96,9 +133,9 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
     vectors = IndexedSeq.empty
   }
 
-  override def close(): Unit = {
+  def close(): Unit = {
     try releaseCurrent()
-    finally try reader.close() finally allocator.close()
+    finally reader.close()
   }
 }
 

@@ -37,22 +37,44 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
     }
   }
 
+  /** Spark's file-source rules: files are cut into splits of at most maxSplitBytes (bounded by
+    * `spark.sql.files.maxPartitionBytes`, and small enough to give every core work), and splits are
+    * packed into partitions up to that size, each split costing `spark.sql.files.openCostInBytes`. */
   override def planInputPartitions(): Array[InputPartition] = {
-    val conf = FermionTableSchema.hadoopConf()
-    val maxBytes = math.max(SQLConf.get.filesMaxPartitionBytes, 1L)
-    DataFileListing.list(new Path(path), conf).flatMap { f =>
+    val files = DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
+    val conf = SQLConf.get
+    val openCost = conf.filesOpenCostInBytes
+    val parallelism = math.max(1, org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
+    val total = files.map(_.getLen + openCost).sum
+    val maxSplit = math.max(1L, math.min(conf.filesMaxPartitionBytes, math.max(openCost, total / parallelism)))
+    val splits = files.flatMap { f =>
       val len = f.getLen
-      val splits = math.max(1L, (len + maxBytes - 1) / maxBytes)
-      (0L until splits).map { i =>
-        val start = i * maxBytes
-        FermionInputPartition(f.getPath.toString, start, math.min(maxBytes, len - start), len): InputPartition
+      (0L until math.max(1L, (len + maxSplit - 1) / maxSplit)).map { i =>
+        val start = i * maxSplit
+        FileSplit(f.getPath.toString, start, math.min(maxSplit, len - start), len)
       }
-    }.toArray
+    }.sortBy(-_.length)
+    val partitions = scala.collection.mutable.ArrayBuffer.empty[InputPartition]
+    val current = scala.collection.mutable.ArrayBuffer.empty[FileSplit]
+    var size = 0L
+    splits.foreach { s =>
+      if (current.nonEmpty && size + s.length > maxSplit) {
+        partitions += FermionInputPartition(current.toIndexedSeq)
+        current.clear(); size = 0L
+      }
+      current += s
+      size += s.length + openCost
+    }
+    if (current.nonEmpty) partitions += FermionInputPartition(current.toIndexedSeq)
+    partitions.toArray
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
     new FermionPartitionReaderFactory(readSchema, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
 }
 
-/** A byte range of one data file; the stripes whose data starts in [start, start + length). */
-final case class FermionInputPartition(file: String, start: Long, length: Long, fileLength: Long) extends InputPartition
+/** A byte range of one data file: the stripes whose data starts in [start, start + length). */
+final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long)
+
+/** The splits one task reads, in order. */
+final case class FermionInputPartition(splits: IndexedSeq[FileSplit]) extends InputPartition
