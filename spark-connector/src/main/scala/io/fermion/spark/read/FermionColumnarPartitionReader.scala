@@ -31,7 +31,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
       if (split != null && split.next()) return true
       closeSplit()
       if (nextSplit >= part.splits.size) return false
-      split = new FileSplitReader(part.splits(nextSplit), readSchema, filter, conf, readerOptions, allocator)
+      split = FileSplitReader.open(part.splits(nextSplit), readSchema, filter, conf, readerOptions, allocator)
       nextSplit += 1
     }
     false
@@ -59,9 +59,8 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
 /** Reads the stripes of one file split, one ColumnarBatch per stripe. Columns are matched to the
   * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
   * differs is an error naming the file. */
-final class FileSplitReader(part: FileSplit, readSchema: StructType, filter: Option[FilterExpr], conf: Configuration,
-                            readerOptions: ReaderOptions, allocator: BufferAllocator) {
-  private val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
+final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, readSchema: StructType,
+                                     filter: Option[FilterExpr], allocator: BufferAllocator) {
   private val ownStripes = (0 until reader.numStripes).filter { s =>
     val off = reader.stripes.dataOffset(s)
     off >= part.start && off < part.start + part.length
@@ -136,6 +135,16 @@ final class FileSplitReader(part: FileSplit, readSchema: StructType, filter: Opt
   def close(): Unit = {
     try releaseCurrent()
     finally reader.close()
+  }
+}
+
+object FileSplitReader {
+  /** Opens the split's file; if the file does not fit the requested schema, closes it again. */
+  def open(part: FileSplit, readSchema: StructType, filter: Option[FilterExpr], conf: Configuration,
+           readerOptions: ReaderOptions, allocator: BufferAllocator): FileSplitReader = {
+    val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
+    try new FileSplitReader(part, reader, readSchema, filter, allocator)
+    catch { case t: Throwable => reader.close(); throw t }
   }
 }
 
