@@ -148,8 +148,10 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       val t = node.field.dataType
       val width = FermionType.fixedWidth(t)
       val data = v.getDataBuffer
-      data.setZero(0, data.capacity())
-      bytesOf(node.streamOf(1)).foreach { case (buf, off) =>
+      val chunk = bytesOf(node.streamOf(1))
+      // Pages cover every slot (checked below); only a stripe without DATA bytes needs zeros.
+      if (chunk.isEmpty) data.setZero(0, data.capacity())
+      chunk.foreach { case (buf, off) =>
         var row = 0
         pages.foreachPage(buf, off) { p =>
           if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, "DATA chunk holds more values than the node has slots")
