@@ -27,11 +27,11 @@ object PageCodec {
     case _ => throw new IllegalArgumentException(s"cannot compress with codec ${name(codec)}")
   }
 
-  /** Decompresses into a new array of exactly `uncompressedLength` bytes; false on corrupt input. */
-  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte]): Boolean = codec match {
+  /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
+  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean = codec match {
     case Zstd =>
-      val n = ZstdJni.decompressByteArray(dst, 0, dst.length, src, off, len)
-      !ZstdJni.isError(n) && n == dst.length
+      val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
+      !ZstdJni.isError(n) && n == expected
     case _ => false
   }
 }

@@ -7,12 +7,20 @@ import io.fermion.core.codec.PageCodec
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
-/** One decoded page: `bytes(off until off + len)` holds the page's plain values. */
+/** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
+  * the next page is decoded. */
 final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int)
 
 /** Walks the pages of one stream chunk by their headers, verifies each CRC32 and decompresses. */
 final class PageDecoder(path: String, verifyChecksums: Boolean) {
   private val crc = new CRC32
+  /** Decompressed pages land here: every caller consumes a page before asking for the next, so
+    * one buffer (as large as the largest page) serves all of them. */
+  private var scratch = new Array[Byte](0)
+  private def scratchOf(n: Int): Array[Byte] = {
+    if (scratch.length < n) scratch = new Array[Byte](math.max(n, scratch.length * 2))
+    scratch
+  }
 
   /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). */
   def foreachPage(chunk: ByteBuffer, chunkOffset: Long)(f: DecodedPage => Unit): Unit = {
@@ -42,10 +50,10 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
             throw new InvalidFermionFileException(path, fileOffset, "uncompressed page with differing stored and raw lengths")
           DecodedPage(arr, arrOff, h.storedLength, h.valueCount)
         case PageCodec.Zstd =>
-          val raw = new Array[Byte](h.uncompressedLength)
-          if (!PageCodec.decompress(PageCodec.Zstd, arr, arrOff, h.storedLength, raw))
+          val raw = scratchOf(h.uncompressedLength)
+          if (!PageCodec.decompress(PageCodec.Zstd, arr, arrOff, h.storedLength, raw, h.uncompressedLength))
             throw new InvalidFermionFileException(path, fileOffset, "zstd page does not decompress to its recorded length")
-          DecodedPage(raw, 0, raw.length, h.valueCount)
+          DecodedPage(raw, 0, h.uncompressedLength, h.valueCount)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
       f(page)
