@@ -89,4 +89,17 @@ class DamagedFileSuite extends AnyFunSuite {
     val e = intercept[FermionChecksumException](readAll(f, IndexedSeq(bad), eager))
     assert(e.getMessage.contains("CMB of column"))
   }
+
+  test("a page header claiming a huge raw size fails cleanly, without allocating it") {
+    val src = goodFile()
+    val bytes = Files.readAllBytes(src)
+    // Pages lie back to back from byte 8: walk their headers to the first zstd page and make its
+    // recorded raw length 1.9 GB.
+    val b = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    var at = FileLayout.HeaderSize
+    while (b.get(at + 16) != 1) at += 20 + b.getInt(at)
+    val f = damaged("hugepage.fermion")(d => { val c = d.clone(); java.nio.ByteBuffer.wrap(c).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(at + 4, 1900000000); c })
+    val e = expectError[InvalidFermionFileException](f)
+    assert(e.getMessage.contains("does not hold the 1900000000 bytes"), e.getMessage)
+  }
 }

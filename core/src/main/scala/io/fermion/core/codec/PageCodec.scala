@@ -27,6 +27,15 @@ object PageCodec {
     case _ => throw new IllegalArgumentException(s"cannot compress with codec ${name(codec)}")
   }
 
+  /** Whether the compressed frame announces `expected` bytes (checked before any buffer of that size
+    * is allocated, since page headers carry no CRC). A frame that does not announce its size passes. */
+  def announcesSize(codec: Int, src: Array[Byte], off: Int, len: Int, expected: Int): Boolean = codec match {
+    case Zstd =>
+      val size = ZstdJni.getFrameContentSize(src, off, len)
+      size == expected || size == -1L // -1: ZSTD_CONTENTSIZE_UNKNOWN
+    case _ => true
+  }
+
   /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
   def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean = codec match {
     case Zstd =>

@@ -50,6 +50,8 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
             throw new InvalidFermionFileException(path, fileOffset, "uncompressed page with differing stored and raw lengths")
           DecodedPage(arr, arrOff, h.storedLength, h.valueCount)
         case PageCodec.Zstd =>
+          if (!PageCodec.announcesSize(PageCodec.Zstd, arr, arrOff, h.storedLength, h.uncompressedLength))
+            throw new InvalidFermionFileException(path, fileOffset, s"zstd page does not hold the ${h.uncompressedLength} bytes its header records")
           val raw = scratchOf(h.uncompressedLength)
           if (!PageCodec.decompress(PageCodec.Zstd, arr, arrOff, h.storedLength, raw, h.uncompressedLength))
             throw new InvalidFermionFileException(path, fileOffset, "zstd page does not decompress to its recorded length")
