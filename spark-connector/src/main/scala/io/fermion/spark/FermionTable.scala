@@ -34,7 +34,7 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
   }
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new FermionScanBuilder(path, tableSchema, FermionOptions.readerOptions(options.asScala.toMap), options.asScala.toMap)
+    new FermionScanBuilder(path, tableSchema, FermionOptions.readerOptions(options.asScala.toMap))
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     val options = info.options().asScala.toMap

@@ -40,7 +40,7 @@ object MetadataAggregate {
 
 /** The scan that replaces reading data when every aggregate is answered from metadata: one
   * partial result row per file; Spark combines them (sum of counts, min of mins, ...). */
-final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAggregate], options: Map[String, String])
+final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAggregate], readerOptions: ReaderOptions)
     extends Scan with Batch {
   override def readSchema(): StructType =
     StructType(aggregates.zipWithIndex.map { case (a, i) => StructField(s"agg$i", a.outputType) })
@@ -52,16 +52,16 @@ final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAg
       .map(f => FermionInputPartition(IndexedSeq(FileSplit(f.getPath.toString, 0, f.getLen, f.getLen))): InputPartition).toArray
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionAggregateReaderFactory(aggregates, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
+    new FermionAggregateReaderFactory(aggregates, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
 }
 
-final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], conf: SerializableHadoopConf, options: Map[String, String])
+final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], conf: SerializableHadoopConf, readerOptions: ReaderOptions)
     extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
     private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
     private var done = false
     private lazy val row: InternalRow = {
-      val reader = FermionFileReader.open(new Path(file), conf.value, ReaderOptions.parse(options))
+      val reader = FermionFileReader.open(new Path(file), conf.value, readerOptions)
       try new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a)).toArray)
       finally reader.close()
     }

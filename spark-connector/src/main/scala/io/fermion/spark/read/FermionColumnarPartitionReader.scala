@@ -2,14 +2,14 @@ package io.fermion.spark.read
 
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions}
 import io.fermion.core.read.filter.{FilterExpr, StripeFilter}
-import io.fermion.spark.metrics.FermionScanMetrics
-import org.apache.spark.sql.connector.metric.CustomTaskMetric
-import io.fermion.core.schema.UnsupportedColumnTypeException
+import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
+import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
-import org.apache.arrow.vector.FieldVector
+import org.apache.arrow.vector.{FieldVector, IntVector}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
 import org.apache.spark.sql.types.StructType
@@ -17,11 +17,10 @@ import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, Columna
 
 /** Reads the splits of one partition one after another (small files are packed together). */
 final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, filter: Option[FilterExpr],
-                                           conf: Configuration, options: Map[String, String])
+                                           conf: Configuration, readerOptions: ReaderOptions)
     extends PartitionReader[ColumnarBatch] {
   private val allocator: BufferAllocator =
     FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.splits.headOption.map(_.file).getOrElse("")}", 0, Long.MaxValue)
-  private val readerOptions = ReaderOptions.parse(options)
   private var nextSplit = 0
   private var split: FileSplitReader = _
   private var finished = (0L, 0L, 0L) // stripes read, stripes skipped, bytes read of closed splits
@@ -108,7 +107,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         val v = decoded(k)
         k += 1
         if (deferred(k - 1))
-          new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[org.apache.arrow.vector.IntVector],
+          new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[IntVector],
             () => { elementsUsed += c; reader.readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
         else new ArrowColumnVector(v): ColumnVector
       }
@@ -151,7 +150,6 @@ object FileSplitReader {
 object FermionColumnarPartitionReader {
   /** Whether a projected column is a list or map whose elements are decoded on demand. */
   def defersElements(node: ProjectedNode): Boolean = {
-    import io.fermion.core.schema.FermionType
     node.field.dataType == FermionType.List || node.field.dataType == FermionType.Map
   }
 

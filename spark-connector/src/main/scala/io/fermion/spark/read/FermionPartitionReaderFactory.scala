@@ -1,5 +1,6 @@
 package io.fermion.spark.read
 
+import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import io.fermion.spark.SerializableHadoopConf
 import org.apache.spark.sql.catalyst.InternalRow
@@ -9,7 +10,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /** Serialised to executors; creates the columnar reader of each partition. Reads are columnar
   * only: Spark consumes the Arrow-backed batches directly. */
-final class FermionPartitionReaderFactory(readSchema: StructType, filter: Option[FilterExpr], conf: SerializableHadoopConf, options: Map[String, String])
+final class FermionPartitionReaderFactory(readSchema: StructType, filter: Option[FilterExpr], conf: SerializableHadoopConf, readerOptions: ReaderOptions)
     extends PartitionReaderFactory {
 
   override def supportColumnarReads(partition: InputPartition): Boolean = true
@@ -18,5 +19,5 @@ final class FermionPartitionReaderFactory(readSchema: StructType, filter: Option
     throw new UnsupportedOperationException("Fermion scans are columnar")
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new FermionColumnarPartitionReader(partition.asInstanceOf[FermionInputPartition], readSchema, filter, conf.value, options)
+    new FermionColumnarPartitionReader(partition.asInstanceOf[FermionInputPartition], readSchema, filter, conf.value, readerOptions)
 }

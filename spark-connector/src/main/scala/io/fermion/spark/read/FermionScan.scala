@@ -1,5 +1,6 @@
 package io.fermion.spark.read
 
+import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import io.fermion.core.table.DataFileListing
 import io.fermion.spark.metrics.FermionScanMetrics
@@ -14,7 +15,7 @@ import org.apache.spark.sql.types.StructType
 
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
-final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], options: Map[String, String])
+final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions)
     extends Scan with Batch with SupportsReportStatistics {
 
   override def readSchema(): StructType = readSchema
@@ -24,10 +25,12 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
 
+  /** Listed once per scan: statistics and planning both need it, and listing an object store is slow. */
+  private lazy val files = DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
+
   /** Bytes on disk scaled by the share of the row width the scan reads (as Spark's file sources
     * estimate), so that joins with small Fermion tables can be broadcast. */
   override def estimateStatistics(): Statistics = {
-    val files = DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
     val total = files.map(_.getLen).sum
     val share = if (tableSchema.isEmpty) 1.0 else readSchema.defaultSize.toDouble / tableSchema.defaultSize
     val bytes = math.max(1L, (total * math.min(1.0, share)).toLong)
@@ -41,7 +44,6 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
     * `spark.sql.files.maxPartitionBytes`, and small enough to give every core work), and splits are
     * packed into partitions up to that size, each split costing `spark.sql.files.openCostInBytes`. */
   override def planInputPartitions(): Array[InputPartition] = {
-    val files = DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
     val conf = SQLConf.get
     val openCost = conf.filesOpenCostInBytes
     val parallelism = math.max(1, org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
@@ -70,7 +72,7 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), options)
+    new FermionPartitionReaderFactory(readSchema, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
 }
 
 /** A byte range of one data file: the stripes whose data starts in [start, start + length). */

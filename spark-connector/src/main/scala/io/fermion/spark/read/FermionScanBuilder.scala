@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.StructType
   * predicate pushdown: predicates that translate are used to skip whole stripes from their
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
-final class FermionScanBuilder(path: String, tableSchema: StructType, readerOptions: ReaderOptions, options: Map[String, String])
+final class FermionScanBuilder(path: String, tableSchema: StructType, readerOptions: ReaderOptions)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates {
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
@@ -40,7 +40,7 @@ final class FermionScanBuilder(path: String, tableSchema: StructType, readerOpti
   }
 
   override def build(): Scan = aggregates match {
-    case Some(aggs) => new FermionAggregateScan(path, aggs, options)
-    case None => new FermionScan(path, tableSchema, required, filter, options)
+    case Some(aggs) => new FermionAggregateScan(path, aggs, readerOptions)
+    case None => new FermionScan(path, tableSchema, required, filter, readerOptions)
   }
 }
