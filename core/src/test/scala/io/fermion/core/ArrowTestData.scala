@@ -34,8 +34,9 @@ object ArrowTestData {
     field("never_null", new ArrowType.Int(64, true), nullable = false)
   )
 
-  /** Fills a root for `fields` with `rows` rows; `nullRate` of nullable slots are null. */
-  def randomRoot(fields: Seq[Field], rows: Int, seed: Long, nullRate: Double = 0.2): VectorSchemaRoot = {
+  /** Fills a root for `fields` with `rows` rows; `nullRate` of nullable slots are null. With
+    * `pool > 0` each column draws from only `pool` distinct values (low-entropy data). */
+  def randomRoot(fields: Seq[Field], rows: Int, seed: Long, nullRate: Double = 0.2, pool: Int = 0): VectorSchemaRoot = {
     val rnd = new Random(seed)
     val root = VectorSchemaRoot.create(new Schema(fields.asJava), TestFiles.allocator)
     root.allocateNew()
@@ -43,7 +44,7 @@ object ArrowTestData {
       val v = root.getVector(c)
       for (i <- 0 until rows) {
         if (f.isNullable && rnd.nextDouble() < nullRate) setNull(v, i)
-        else setRandom(v, i, rnd)
+        else setRandom(v, i, if (pool > 0) new Random(seed * 7919 + rnd.nextInt(pool)) else rnd)
       }
       v.setValueCount(rows)
     }

@@ -1,7 +1,8 @@
 package io.fermion.core
 
 import io.fermion.core.codec.PageCodec
-import io.fermion.core.layout.{DescType, StreamType}
+import io.fermion.core.encoding.EncodingSet
+import io.fermion.core.layout.{DescType, PageEncoding, StreamType}
 import io.fermion.core.write.WriterOptions
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -10,12 +11,12 @@ import org.scalatest.funsuite.AnyFunSuite
 class FileRoundTripSuite extends AnyFunSuite {
   import TestFiles._
 
-  private def roundTrip(rows: Int, seed: Long, options: WriterOptions, nullRate: Double): Unit = {
+  private def roundTrip(rows: Int, seed: Long, options: WriterOptions, nullRate: Double, pool: Int = 0): Map[String, Long] = {
     val dir = tempDir("fermion-rt")
     val file = dir.resolve("t.fermion")
-    val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, rows, seed, nullRate)
+    val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, rows, seed, nullRate, pool)
     try {
-      write(file, root, options)
+      val pages = write(file, root, options).pagesByEncoding
       val expected = (0 until root.getFieldVectors.size).map(c => column(root.getVector(c)))
       val actual = readAll(file)
       assert(actual.size == expected.size)
@@ -26,7 +27,19 @@ class FileRoundTripSuite extends AnyFunSuite {
           assert(actual(c)(i) == expected(c)(i), s"column $name row $i (seed $seed, $options)")
         }
       }
+      pages
     } finally root.close()
+  }
+
+  test("every flat type round-trips with each page encoding forced, on random and low-entropy data") {
+    for (e <- PageEncoding.all; pool <- Seq(0, 1, 3)) {
+      val forced = WriterOptions(stripeMaxRows = 700, pageSize = 1024, encodings = EncodingSet(Set(e)))
+      val pages = roundTrip(rows = 2500, seed = 20 + e, forced, nullRate = 0.2, pool = pool)
+      assert(pages.keySet.subsetOf(Set(PageEncoding.name(e), "plain")), s"forced ${PageEncoding.name(e)} wrote $pages")
+      if (e != PageEncoding.Plain && pool == (if (e == PageEncoding.Constant) 1 else 3)) assert(pages.getOrElse(PageEncoding.name(e), 0L) > 0, s"forced ${PageEncoding.name(e)} never applied: $pages")
+    }
+    val auto = roundTrip(rows = 5000, seed = 30, WriterOptions(pageSize = 4096), nullRate = 0.1, pool = 4)
+    assert(auto.getOrElse("dictionary", 0L) > 0 && auto.getOrElse("plain", 0L) < auto.values.sum, s"automatic choice on low-entropy data: $auto")
   }
 
   test("every flat type round-trips with nulls and edge values, many seeds") {

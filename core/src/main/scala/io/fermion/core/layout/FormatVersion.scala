@@ -1,8 +1,10 @@
 package io.fermion.core.layout
 
 /** The format version written into every footer. A reader accepts any minor version of its own
-  * major version (minor versions only add things old readers may ignore) and rejects other majors. */
+  * major version and rejects other majors. A minor version only adds things an older reader either
+  * ignores or rejects with a typed error where it meets them, never misreads: 1.1 added the page
+  * encodings other than PLAIN, which a 1.0 reader reports as "unknown page encoding". */
 object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 0
+  val Minor: Int = 1
 }

@@ -27,9 +27,43 @@ object PageHeader {
   }
 }
 
-/** How a page's values are laid out before compression. */
+/** How a page's values are laid out before compression (docs/format.md, "Page encodings"). Every
+  * encoding decodes back to the PLAIN layout of the page's stream. */
 object PageEncoding {
   /** Values as the stream defines them: bitmaps LSB-first, fixed-width little-endian, lengths as
     * u32, variable-width bytes concatenated. */
   val Plain: Int = 0
+  /** One value repeated for the whole page. */
+  val Constant: Int = 1
+  /** Runs of equal values: run values and run lengths. */
+  val Rle: Int = 2
+  /** Non-negative integers bit-packed at the width of the largest. */
+  val BitPack: Int = 3
+  /** Frame of reference: the minimum, then value - minimum bit-packed. */
+  val For: Int = 4
+  /** First value, then zigzag-encoded differences bit-packed. */
+  val Delta: Int = 5
+  /** First value, then differences minus the smallest difference bit-packed (delta, then FOR). */
+  val DeltaFor: Int = 6
+  /** Distinct values once, then one code per value (codes bit-packed or run-length encoded). */
+  val Dictionary: Int = 7
+
+  val all: IndexedSeq[Int] = IndexedSeq(Plain, Constant, Rle, BitPack, For, Delta, DeltaFor, Dictionary)
+
+  def name(id: Int): String = id match {
+    case Plain => "plain"; case Constant => "constant"; case Rle => "rle"; case BitPack => "bitpack"
+    case For => "for"; case Delta => "delta"; case DeltaFor => "delta_for"; case Dictionary => "dictionary"
+    case other => s"unknown($other)"
+  }
+
+  def parse(name: String): Int = {
+    val n = name.trim.toLowerCase(java.util.Locale.ROOT).replace("-", "_").replace("+", "_")
+    all.find(id => this.name(id) == n).getOrElse(n match {
+      case "dict" => Dictionary
+      case "bitpacked" | "bit_pack" | "bit_packing" => BitPack
+      case "deltafor" => DeltaFor
+      case "run_length" => Rle
+      case _ => throw new IllegalArgumentException(s"unknown encoding '$name' (expected one of ${all.map(this.name).mkString(", ")})")
+    })
+  }
 }

@@ -2,6 +2,7 @@ package io.fermion.core.read
 
 import java.nio.{ByteBuffer, ByteOrder}
 
+import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
@@ -103,8 +104,7 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       val offsets = new Array[Int](slots + 1)
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
-        pages.foreachPage(buf, off) { p =>
-          if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, s"OFFSETS chunk of `${node.field.name}` holds more values than the node has slots")
+        pages.foreachPage(buf, off, PageValues.Fixed(4), slots) { p =>
           expectLength(p, p.valueCount.toLong * 4, off, "OFFSETS")
           val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           var k = 0
@@ -131,7 +131,7 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       var written = 0L
       val dataStream = node.streamOf(2)
       bytesOf(dataStream).foreach { case (buf, off) =>
-        pages.foreachPage(buf, off) { p =>
+        pages.foreachPage(buf, off, PageValues.Variable, slots, offsets(slots).toLong) { p =>
           if (written + p.len > offsets(slots)) throw new InvalidFermionFileException(path, off, "DATA chunk is longer than its OFFSETS say")
           vw.getDataBuffer.setBytes(written, p.bytes, p.off, p.len)
           written += p.len
@@ -153,8 +153,8 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       if (chunk.isEmpty) data.setZero(0, data.capacity())
       chunk.foreach { case (buf, off) =>
         var row = 0
-        pages.foreachPage(buf, off) { p =>
-          if (row + p.valueCount > slots) throw new InvalidFermionFileException(path, off, "DATA chunk holds more values than the node has slots")
+        val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
+        pages.foreachPage(buf, off, kind, slots) { p =>
           t match {
             case FermionType.Bool =>
               if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 slots")
@@ -192,8 +192,8 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
           else {
             val off = m.simpleOffset(stream, stripe)
             var row = 0
-            pages.foreachPage(chunk(off, len), off) { p =>
-              if (row + p.valueCount > slots || (row & 7) != 0)
+            pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
+              if ((row & 7) != 0)
                 throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
               expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
               validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.PageCodec
+import io.fermion.core.encoding.{MalformedPageException, PageValueDecoder, PageValues}
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
@@ -11,7 +12,8 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * the next page is decoded. */
 final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int)
 
-/** Walks the pages of one stream chunk by their headers, verifies each CRC32 and decompresses. */
+/** Walks the pages of one stream chunk by their headers, verifies each CRC32, decompresses, and
+  * decodes each page's encoding back to its PLAIN bytes. */
 final class PageDecoder(path: String, verifyChecksums: Boolean) {
   private val crc = new CRC32
   /** Decompressed pages land here: every caller consumes a page before asking for the next, so
@@ -22,8 +24,15 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
     scratch
   }
 
-  /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). */
-  def foreachPage(chunk: ByteBuffer, chunkOffset: Long)(f: DecodedPage => Unit): Unit = {
+  private val values = new PageValueDecoder
+
+  /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). The
+    * pages hold `kind` values, `maxValues` of them at most in all (the node's slots); variable-width
+    * pages decode to at most `maxBytes` bytes in all. */
+  def foreachPage(chunk: ByteBuffer, chunkOffset: Long, kind: PageValues, maxValues: Int, maxBytes: Long = Long.MaxValue)
+                 (f: DecodedPage => Unit): Unit = {
+    var valuesLeft = maxValues
+    var bytesLeft = maxBytes
     val base = chunk.position()
     val end = chunk.limit()
     var at = base
@@ -34,8 +43,10 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
       val payloadAt = at + PageHeader.Size
       if (h.storedLength < 0 || h.storedLength > end - payloadAt || h.uncompressedLength < 0 || h.valueCount < 0)
         throw new InvalidFermionFileException(path, fileOffset, s"page header is inconsistent (stored ${h.storedLength} bytes, ${end - payloadAt} left in chunk)")
-      if (h.encoding != PageEncoding.Plain)
+      if (h.encoding >= PageEncoding.all.size)
         throw new InvalidFermionFileException(path, fileOffset, s"unknown page encoding ${h.encoding}")
+      if (h.valueCount > valuesLeft)
+        throw new InvalidFermionFileException(path, fileOffset, s"pages hold more values than the node's $maxValues slots")
       val (arr, arrOff) =
         if (chunk.hasArray) (chunk.array(), chunk.arrayOffset() + payloadAt)
         else { val a = new Array[Byte](h.storedLength); chunk.duplicate().position(payloadAt).get(a); (a, 0) }
@@ -44,7 +55,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
         val actual = crc.getValue.toInt
         if (actual != h.crc32) throw new FermionChecksumException(path, fileOffset, "page", h.crc32, actual)
       }
-      val page = h.codec match {
+      val encoded = h.codec match {
         case PageCodec.None =>
           if (h.uncompressedLength != h.storedLength)
             throw new InvalidFermionFileException(path, fileOffset, "uncompressed page with differing stored and raw lengths")
@@ -58,6 +69,18 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
           DecodedPage(raw, 0, h.uncompressedLength, h.valueCount)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
+      val page =
+        if (h.encoding == PageEncoding.Plain) encoded
+        else {
+          try values.decode(h.encoding, encoded.bytes, encoded.off, encoded.len, h.valueCount, kind, bytesLeft)
+          catch {
+            case e: MalformedPageException =>
+              throw new InvalidFermionFileException(path, fileOffset, s"${PageEncoding.name(h.encoding)} page does not decode: ${e.getMessage}")
+          }
+          DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount)
+        }
+      valuesLeft -= h.valueCount
+      if (kind == PageValues.Variable) bytesLeft -= page.len
       f(page)
       at = payloadAt + h.storedLength
     }

@@ -14,13 +14,15 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, MapVector, 
   *    cover the same slots as VALIDITY; variable-width DATA holds only the bytes of non-null values.
   *
   * Nothing is stored for the elements of null lists, whatever the input vector holds there. */
-final class ColumnNodeBuffer(val field: FermionField) {
+final class ColumnNodeBuffer(val field: FermionField, val path: String) {
+  def this(field: FermionField) = this(field, field.name)
+
   val validity = new GrowableBits
   val lengths = new GrowableBytes(1024)
   val data = new GrowableBytes(4096)
   /** Booleans are bit-packed: their DATA is a bitmap. */
   val dataBits = new GrowableBits
-  val children: IndexedSeq[ColumnNodeBuffer] = field.children.map(new ColumnNodeBuffer(_))
+  val children: IndexedSeq[ColumnNodeBuffer] = field.children.map(c => new ColumnNodeBuffer(c, path + "." + c.name))
   private var slots = 0
   private var nulls = 0
 

@@ -24,13 +24,14 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
   /** Per column, per stream, one record per stripe written so far. */
   private val chunks = streamTypes.map(_.map(_ => ArrayBuffer.empty[ChunkRecord]))
   private val stripes = ArrayBuffer.empty[StripeDirectory.Entry]
-  private val pageWriter = new PageWriter(out, options)
+  private val pageWriter = new PageWriter(out)
   private val encoder = new StripeColumnEncoder(out, pageWriter, options)
   private var stripeRows = 0
   private var totalRows = 0L
   private var peakBuffered = 0L
   private var closed = false
 
+  FermionFileWriter.checkColumnPaths(schema, options)
   out.write(FileLayout.Magic)
   out.write(new Array[Byte](FileLayout.HeaderSize - FileLayout.Magic.length))
 
@@ -134,9 +135,25 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
   def bytesWritten: Long = out.position
   /** The largest stripe buffer this writer held, in bytes (the writer-memory benchmark reads it). */
   def peakBufferedBytes: Long = peakBuffered
+  /** Pages written so far per encoding name (for tests, benchmarks and progress reports). */
+  def pagesByEncoding: Map[String, Long] = pageWriter.encodingCounts.map { case (id, n) => PageEncoding.name(id) -> n }
 }
 
 object FermionFileWriter {
+  /** Every `column.<path>` override must name a node of the schema: a misspelt column would
+    * otherwise silently keep the defaults. */
+  def checkColumnPaths(schema: FermionSchema, options: WriterOptions): Unit = {
+    def paths(f: io.fermion.core.schema.FermionField, prefix: String): Seq[String] = {
+      val p = if (prefix.isEmpty) f.name else prefix + "." + f.name
+      p +: f.children.flatMap(paths(_, p))
+    }
+    val known = schema.fields.flatMap(paths(_, "")).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+    options.overriddenPaths.find(p => !known.contains(p.toLowerCase(java.util.Locale.ROOT))).foreach { p =>
+      throw new IllegalArgumentException(
+        s"Invalid Fermion write option: column.$p.* names no column (columns: ${schema.fields.map(_.name).mkString(", ")})")
+    }
+  }
+
   def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =
     new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options)
 }

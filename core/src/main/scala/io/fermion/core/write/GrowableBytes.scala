@@ -35,6 +35,14 @@ final class GrowableBytes(initial: Int = 1024) {
   }
 
   def putLong(v: Long): Unit = { putInt(v.toInt); putInt((v >>> 32).toInt) }
+
+  def putByte(v: Int): Unit = { ensure(1); bytes(len) = v.toByte; len += 1 }
+
+  def putBytes(src: Array[Byte], off: Int, n: Int): Unit = {
+    ensure(n)
+    System.arraycopy(src, off, bytes, len, n)
+    len += n
+  }
 }
 
 /** A bitmap that grows one bit at a time, LSB first within each byte (Arrow's order). */

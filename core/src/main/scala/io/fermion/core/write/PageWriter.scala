@@ -3,30 +3,55 @@ package io.fermion.core.write
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.PageCodec
+import io.fermion.core.encoding.PageEncoder
 import io.fermion.core.storage.PositionedOutputFile
-import io.fermion.core.layout.{PageEncoding, PageHeader}
+import io.fermion.core.layout.PageHeader
 
-/** Turns one page's encoded bytes into header + stored payload on the output. Compression is kept
-  * only when it pays: the compressed payload must be at most 15/16 of the raw one, otherwise the
-  * page is stored raw and the reader skips decompression. */
-final class PageWriter(out: PositionedOutputFile, options: WriterOptions) {
+/** Turns one page's values into header + stored payload on the output: first the lightweight
+  * encoding [[PageEncoder]] picks among the column's allowed ones, then the column's codec, kept
+  * only when it pays: the compressed payload must be at most 15/16 of the encoded one, otherwise
+  * the page is stored encoded and the reader skips decompression. */
+final class PageWriter(out: PositionedOutputFile) {
   private val crc = new CRC32
+  private val encoder = new PageEncoder
+  private val encoded = new GrowableBytes(1 << 16)
+  private var counts = Map.empty[Int, Long]
 
-  /** Writes the page and returns its size on disk (header included). */
-  def write(raw: Array[Byte], off: Int, len: Int, valueCount: Int): Int = {
+  /** How many pages were written with each encoding (for tests and benchmarks). */
+  def encodingCounts: Map[Int, Long] = counts
+
+  def writeBitmap(bits: Array[Byte], byteOff: Int, n: Int, col: ColumnWriteOptions): Int = {
+    encoded.clear()
+    emit(encoder.encodeBitmap(bits, byteOff, n, col.encodings, encoded), n, col)
+  }
+
+  def writeFixed(bytes: Array[Byte], off: Int, n: Int, width: Int, col: ColumnWriteOptions): Int = {
+    encoded.clear()
+    emit(encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded), n, col)
+  }
+
+  def writeVariable(bytes: Array[Byte], starts: Array[Int], lens: Array[Int], valid: Array[Boolean], n: Int,
+                    col: ColumnWriteOptions): Int = {
+    encoded.clear()
+    emit(encoder.encodeVariable(bytes, starts, lens, valid, n, col.encodings, encoded), n, col)
+  }
+
+  /** Writes the encoded page and returns its size on disk (header included). */
+  private def emit(encoding: Int, valueCount: Int, col: ColumnWriteOptions): Int = {
+    val len = encoded.length
     var codec = PageCodec.None
-    var stored = raw
-    var storedOff = off
+    var stored = encoded.array
     var storedLen = len
-    if (options.compression != PageCodec.None && len > 64) {
-      val c = PageCodec.compress(options.compression, raw, off, len, options.compressionLevel)
-      if (c.length.toLong * 16 <= len.toLong * 15) { codec = options.compression; stored = c; storedOff = 0; storedLen = c.length }
+    if (col.compression != PageCodec.None && len > 64) {
+      val c = PageCodec.compress(col.compression, encoded.array, 0, len, col.compressionLevel)
+      if (c.length.toLong * 16 <= len.toLong * 15) { codec = col.compression; stored = c; storedLen = c.length }
     }
-    val checksum = if (options.pageChecksums) {
-      crc.reset(); crc.update(stored, storedOff, storedLen); crc.getValue.toInt
+    val checksum = if (col.pageChecksums) {
+      crc.reset(); crc.update(stored, 0, storedLen); crc.getValue.toInt
     } else 0
-    out.write(PageHeader(storedLen, len, valueCount, checksum, codec, PageEncoding.Plain).encode())
-    out.write(stored, storedOff, storedLen)
+    out.write(PageHeader(storedLen, len, valueCount, checksum, codec, encoding).encode())
+    out.write(stored, 0, storedLen)
+    counts = counts.updated(encoding, counts.getOrElse(encoding, 0L) + 1)
     PageHeader.Size + storedLen
   }
 }

@@ -10,11 +10,15 @@ import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
   * `pageSize` raw bytes. Page boundaries fall on multiples of 8 rows for bitmaps, so a reader
   * copies whole bytes. Returns one [[ChunkRecord]] per stream. */
 final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
+  private val resolved = scala.collection.mutable.HashMap.empty[String, ColumnWriteOptions]
 
   /** The chunks of `col`'s streams and then of its children's, depth first. */
-  def encode(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = ownChunks(col) ++ col.children.flatMap(encode)
+  def encode(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = {
+    val settings = resolved.getOrElseUpdate(col.path, options.forColumn(col.path))
+    ownChunks(col, settings) ++ col.children.flatMap(encode)
+  }
 
-  private def ownChunks(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = {
+  private def ownChunks(col: ColumnNodeBuffer, settings: ColumnWriteOptions): IndexedSeq[ChunkRecord] = {
     val rows = col.rowCount
     val hasNulls = col.nullCount > 0
     val allNull = rows > 0 && col.nullCount == rows
@@ -22,20 +26,20 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
       case StreamType.Validity =>
         if (!hasNulls) ChunkRecord.Empty
         else if (allNull) ChunkRecord.AllNull
-        else bitmapChunk(col.validity.array, rows)
+        else bitmapChunk(col.validity.array, rows, settings)
       case StreamType.Offsets =>
-        if (!lengthsNonZero(col)) ChunkRecord.Empty else lengthsChunk(col)
+        if (!lengthsNonZero(col)) ChunkRecord.Empty else lengthsChunk(col, settings)
       case StreamType.Data =>
         // An empty DATA chunk still reports the stripe's null count in its FullChunkDesc.
         val empty = ChunkRecord.Empty.copy(nullCount = col.nullCount)
         if (allNull || rows == 0) empty
-        else if (col.isBool) boolDataChunk(col, hasNulls)
-        else if (col.isVariable) { if (col.data.length == 0) empty else variableDataChunk(col, hasNulls) }
-        else fixedDataChunk(col, hasNulls)
+        else if (col.isBool) boolDataChunk(col, hasNulls, settings)
+        else if (col.isVariable) { if (col.data.length == 0) empty else variableDataChunk(col, hasNulls, settings) }
+        else fixedDataChunk(col, hasNulls, settings)
     }
   }
 
-  private def alignedRows(bytesPerRow: Int): Int = math.max(8, (options.pageSize / bytesPerRow) & ~7)
+  private def alignedRows(bytesPerRow: Int, settings: ColumnWriteOptions): Int = math.max(8, (settings.pageSize / bytesPerRow) & ~7)
 
   private def lengthsNonZero(col: ColumnNodeBuffer): Boolean = {
     val a = col.lengths.array
@@ -45,25 +49,25 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     false
   }
 
-  private def bitmapChunk(bits: Array[Byte], rows: Int): ChunkRecord = {
+  private def bitmapChunk(bits: Array[Byte], rows: Int, settings: ColumnWriteOptions): ChunkRecord = {
     val start = out.position
-    val perPage = options.pageSize * 8
+    val perPage = settings.pageSize * 8
     var row = 0
     while (row < rows) {
       val n = math.min(perPage, rows - row)
-      pages.write(bits, row >>> 3, (n + 7) >>> 3, n)
+      pages.writeBitmap(bits, row >>> 3, n, settings)
       row += n
     }
     ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
   }
 
-  private def lengthsChunk(col: ColumnNodeBuffer): ChunkRecord = {
+  private def lengthsChunk(col: ColumnNodeBuffer, settings: ColumnWriteOptions): ChunkRecord = {
     val start = out.position
-    val perPage = alignedRows(4)
+    val perPage = alignedRows(4, settings)
     var row = 0
     while (row < col.rowCount) {
       val n = math.min(perPage, col.rowCount - row)
-      pages.write(col.lengths.array, row * 4, n * 4, n)
+      pages.writeFixed(col.lengths.array, row * 4, n, 4, settings)
       row += n
     }
     ChunkRecord(start, out.position - start, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
@@ -85,26 +89,26 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, col.nullCount, stats, recs.toIndexedSeq)
   }
 
-  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
     val w = col.width
-    val perPage = alignedRows(w)
+    val perPage = alignedRows(w, settings)
     var row = 0
     while (row < col.rowCount) {
       val n = math.min(perPage, col.rowCount - row)
       val stats = PageStatistics.fixed(col.field.dataType, col.data.array, col.validity.array, hasNulls, row, n)
-      val size = pages.write(col.data.array, row * w, n * w, n)
+      val size = pages.writeFixed(col.data.array, row * w, n, w, settings)
       recs += PageRecord(size, n, nullsIn(col, row, n), stats)
       row += n
     }
   }
 
-  private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
-    val perPage = options.pageSize * 8
+  private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
+    val perPage = settings.pageSize * 8
     var row = 0
     while (row < col.rowCount) {
       val n = math.min(perPage, col.rowCount - row)
       val stats = PageStatistics.bools(col.dataBits.array, col.validity.array, hasNulls, row, n)
-      val size = pages.write(col.dataBits.array, row >>> 3, (n + 7) >>> 3, n)
+      val size = pages.writeBitmap(col.dataBits.array, row >>> 3, n, settings)
       recs += PageRecord(size, n, nullsIn(col, row, n), stats)
       row += n
     }
@@ -112,7 +116,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
 
   /** Variable-width DATA pages hold whole values: a page ends at the first row boundary at or
     * past `pageSize` bytes, so one oversized value makes a page of its own. */
-  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean): ChunkRecord = dataChunk(col) { recs =>
+  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
     val rows = col.rowCount
     val lens = new Array[Int](rows)
     val lb = col.lengths.array
@@ -126,7 +130,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     while (row < rows) {
       var end = row
       var bytes = 0L
-      while (end < rows && (end == row || bytes < options.pageSize)) { bytes += lens(end); end += 1 }
+      while (end < rows && (end == row || bytes < settings.pageSize)) { bytes += lens(end); end += 1 }
       val n = end - row
       val starts = new Array[Int](n)
       val pageLens = new Array[Int](n)
@@ -138,7 +142,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         s += lens(row + k); k += 1
       }
       val stats = PageStatistics.prefixes(col.data.array, starts, pageLens, valid, n)
-      val size = pages.write(col.data.array, byteStart, bytes.toInt, n)
+      val size = pages.writeVariable(col.data.array, starts, pageLens, valid, n, settings)
       recs += PageRecord(size, n, nullsIn(col, row, n), stats)
       byteStart += bytes.toInt
       row = end

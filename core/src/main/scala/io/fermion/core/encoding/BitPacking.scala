@@ -1,0 +1,56 @@
+package io.fermion.core.encoding
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+import io.fermion.core.write.GrowableBytes
+
+/** Packs unsigned integers of `width` bits (0 to 64) LSB-first into little-endian 64-bit words:
+  * value i occupies bits [i * width, (i + 1) * width) of the word stream. A packed run of n values
+  * always takes `wordsFor(n, width) * 8` bytes, so a reader never reads past its words. */
+object BitPacking {
+  def bitWidth(unsignedMax: Long): Int = 64 - java.lang.Long.numberOfLeadingZeros(unsignedMax)
+
+  def wordsFor(n: Int, width: Int): Int = ((n.toLong * width + 63) >>> 6).toInt
+
+  def packedBytes(n: Int, width: Int): Long = wordsFor(n, width).toLong * 8
+
+  /** Appends `values(i) - reference` (wrapping) for i < n, each in `width` bits. */
+  def pack(values: Array[Long], n: Int, reference: Long, width: Int, out: GrowableBytes): Unit = {
+    val words = wordsFor(n, width)
+    if (words == 0) return
+    val at = out.extend(words * 8)
+    val buf = ByteBuffer.wrap(out.array, at, words * 8).order(ByteOrder.LITTLE_ENDIAN)
+    var acc = 0L
+    var used = 0
+    var i = 0
+    while (i < n) {
+      val v = values(i) - reference
+      acc |= v << used
+      used += width
+      if (used >= 64) {
+        buf.putLong(acc)
+        used -= 64
+        acc = if (used == 0) 0L else v >>> (width - used)
+      }
+      i += 1
+    }
+    if (used > 0) buf.putLong(acc)
+  }
+
+  /** Unpacks n values of `width` bits from `words` into `out(0 until n)`, adding `reference`. */
+  def unpack(words: Array[Long], n: Int, width: Int, reference: Long, out: Array[Long]): Unit = {
+    if (width == 0) { java.util.Arrays.fill(out, 0, n, reference); return }
+    val mask = if (width == 64) -1L else (1L << width) - 1
+    var bit = 0L
+    var i = 0
+    while (i < n) {
+      val w = (bit >>> 6).toInt
+      val s = (bit & 63).toInt
+      var v = words(w) >>> s
+      if (s + width > 64) v |= words(w + 1) << (64 - s)
+      out(i) = (v & mask) + reference
+      bit += width
+      i += 1
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package io.fermion.core.encoding
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+/** A bounds-checked little-endian cursor over one encoded page body. Every read that would pass
+  * the body's end raises [[MalformedPageException]], so a damaged page can never make a decoder
+  * read another page's bytes or allocate more than the body can justify. */
+final class EncodedReader(bytes: Array[Byte], off: Int, len: Int) {
+  def array: Array[Byte] = bytes
+  private val buf = ByteBuffer.wrap(bytes, off, len).order(ByteOrder.LITTLE_ENDIAN).slice().order(ByteOrder.LITTLE_ENDIAN)
+
+  def remaining: Int = buf.remaining()
+  private def need(n: Long, what: String): Unit =
+    if (n > buf.remaining() || n < 0) throw new MalformedPageException(s"$what needs $n bytes, the page body has ${buf.remaining()} left")
+
+  def u8(what: String): Int = { need(1, what); buf.get() & 0xFF }
+  def u32(what: String): Int = {
+    need(4, what)
+    val v = buf.getInt()
+    if (v < 0) throw new MalformedPageException(s"$what is negative ($v)")
+    v
+  }
+  def i64(what: String): Long = { need(8, what); buf.getLong() }
+
+  /** A signed value of `width` bytes (1, 2, 4 or 8), sign-extended. */
+  def signed(width: Int, what: String): Long = {
+    need(width, what)
+    width match {
+      case 1 => buf.get().toLong
+      case 2 => buf.getShort().toLong
+      case 4 => buf.getInt().toLong
+      case _ => buf.getLong()
+    }
+  }
+
+  /** Copies `n` bytes into `dst` at `dstOff`. */
+  def bytesInto(dst: Array[Byte], dstOff: Int, n: Int, what: String): Unit = { need(n, what); buf.get(dst, dstOff, n) }
+
+  /** The position of the next byte within the original array (for bulk copies by the caller). */
+  def arrayPosition: Int = off + buf.position()
+  def skip(n: Int, what: String): Unit = { need(n, what); buf.position(buf.position() + n) }
+
+  /** A FOR block of `n` values: i64 reference, u8 bit width, packed words. */
+  def forBlock(n: Int, out: Array[Long], scratch: LongScratch, what: String): Unit = {
+    val reference = i64(what)
+    val width = u8(what)
+    if (width > 64) throw new MalformedPageException(s"$what has bit width $width")
+    packed(n, width, reference, out, scratch, what)
+  }
+
+  /** `n` values packed in `width` bits, plus `reference`. */
+  def packed(n: Int, width: Int, reference: Long, out: Array[Long], scratch: LongScratch, what: String): Unit = {
+    val words = BitPacking.wordsFor(n, width)
+    need(words.toLong * 8, what)
+    val w = scratch.words(words)
+    buf.asLongBuffer().get(w, 0, words)
+    buf.position(buf.position() + words * 8)
+    BitPacking.unpack(w, n, width, reference, out)
+  }
+}
+
+/** Reusable long arrays for one decoder (packed words and unpacked values). */
+final class LongScratch {
+  private var w = new Array[Long](0)
+  private var a = new Array[Long](0)
+  private var b = new Array[Long](0)
+  def words(n: Int): Array[Long] = { if (w.length < n) w = new Array[Long](math.max(n, w.length * 2)); w }
+  def values(n: Int): Array[Long] = { if (a.length < n) a = new Array[Long](math.max(n, a.length * 2)); a }
+  def second(n: Int): Array[Long] = { if (b.length < n) b = new Array[Long](math.max(n, b.length * 2)); b }
+}
+
+/** An encoded page body that does not decode; callers turn it into InvalidFermionFileException
+  * with the file and offset. */
+final class MalformedPageException(message: String) extends RuntimeException(message)

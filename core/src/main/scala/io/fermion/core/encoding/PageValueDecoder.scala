@@ -1,0 +1,232 @@
+package io.fermion.core.encoding
+
+import io.fermion.core.layout.PageEncoding
+
+/** Turns one encoded page body back into the PLAIN bytes of its stream. Each encoding is a tight
+  * loop over long arrays; PLAIN pages pass through without a copy. Every count read from the body
+  * is checked against the page's value count (already checked against the node's slots by the
+  * caller) and against the body's length before anything is allocated, so a damaged page fails with
+  * [[MalformedPageException]] instead of a huge allocation or a wrong answer. One instance per
+  * reader; the returned bytes are valid until the next call. */
+final class PageValueDecoder {
+  private val scratch = new LongScratch
+  private var out = new Array[Byte](0)
+  private def outOf(n: Long): Array[Byte] = {
+    if (n > Int.MaxValue - 16) throw new MalformedPageException(s"page decodes to $n bytes")
+    if (out.length < n) out = new Array[Byte](math.max(n.toInt, math.min(Int.MaxValue - 16L, out.length * 2L).toInt))
+    out
+  }
+
+  /** The array and length of the decoded bytes (offset `plainOffset`). */
+  var plainArray: Array[Byte] = Array.emptyByteArray
+  var plainOffset: Int = 0
+  var plainLength: Int = 0
+
+  /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
+    * pages (the bytes their OFFSETS still allow). */
+  def decode(encoding: Int, src: Array[Byte], off: Int, len: Int, n: Int, values: PageValues, maxBytes: Long): Unit = {
+    if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
+    val r = new EncodedReader(src, off, len)
+    plainOffset = 0
+    values match {
+      case PageValues.Bitmap => decodeBitmap(encoding, r, n)
+      case PageValues.Fixed(w) if w > 8 => decodeWide(encoding, r, n, w)
+      case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w)
+      case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes)
+    }
+    plainArray = out
+    if (r.remaining != 0) throw new MalformedPageException(s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end")
+  }
+
+  private def unsupported(encoding: Int, what: String): Nothing =
+    throw new MalformedPageException(s"encoding ${PageEncoding.name(encoding)} does not apply to $what pages")
+
+  private def decodeFixed(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
+    val v = scratch.values(n)
+    encoding match {
+      case PageEncoding.Constant => java.util.Arrays.fill(v, 0, n, r.signed(width, "constant value"))
+      case PageEncoding.BitPack =>
+        val w = r.u8("bit width")
+        if (w > 64) throw new MalformedPageException(s"bit width $w")
+        r.packed(n, w, 0L, v, scratch, "bit-packed values")
+      case PageEncoding.For => r.forBlock(n, v, scratch, "FOR values")
+      case PageEncoding.Delta =>
+        val first = r.i64("first value")
+        val w = r.u8("delta bit width")
+        if (w > 64) throw new MalformedPageException(s"bit width $w")
+        val d = scratch.second(math.max(1, n - 1))
+        if (n > 1) r.packed(n - 1, w, 0L, d, scratch, "zigzag deltas")
+        prefixSum(first, d, n, zigzag = true, v)
+      case PageEncoding.DeltaFor =>
+        val first = r.i64("first value")
+        val d = scratch.second(math.max(1, n - 1))
+        r.forBlock(math.max(0, n - 1), d, scratch, "FOR deltas")
+        prefixSum(first, d, n, zigzag = false, v)
+      case PageEncoding.Dictionary =>
+        val size = r.u32("dictionary size")
+        if (size == 0 || size > n || size.toLong * width > r.remaining) throw new MalformedPageException(s"dictionary of $size entries for $n values")
+        val dict = new Array[Long](size)
+        var i = 0
+        while (i < size) { dict(i) = r.signed(width, "dictionary entry"); i += 1 }
+        val codes = scratch.second(n)
+        readCodes(r, n, size, codes)
+        i = 0
+        while (i < n) { v(i) = dict(codes(i).toInt); i += 1 }
+      case PageEncoding.Rle => readRle(r, n, v)
+      case other => unsupported(other, s"$width-byte")
+    }
+    PlainValues.writeAll(v, n, width, outOf(n.toLong * width), 0)
+    plainLength = n * width
+  }
+
+  private def prefixSum(first: Long, d: Array[Long], n: Int, zigzag: Boolean, v: Array[Long]): Unit = if (n > 0) {
+    var acc = first
+    v(0) = acc
+    var i = 1
+    if (zigzag) while (i < n) { val z = d(i - 1); acc += (z >>> 1) ^ -(z & 1); v(i) = acc; i += 1 }
+    else while (i < n) { acc += d(i - 1); v(i) = acc; i += 1 }
+  }
+
+  /** u32 runs, FOR block of run values, FOR block of run lengths, expanded into `v(0 until n)`. */
+  private def readRle(r: EncodedReader, n: Int, v: Array[Long]): Unit = {
+    val runs = r.u32("run count")
+    if (runs > n || (runs == 0 && n > 0)) throw new MalformedPageException(s"$runs runs for $n values")
+    val values = new Array[Long](runs)
+    val lengths = new Array[Long](runs)
+    r.forBlock(runs, values, scratch, "run values")
+    r.forBlock(runs, lengths, scratch, "run lengths")
+    var at = 0
+    var k = 0
+    while (k < runs) {
+      val l = lengths(k)
+      if (l <= 0 || l > n - at) throw new MalformedPageException(s"runs cover more than the page's $n values")
+      java.util.Arrays.fill(v, at, at + l.toInt, values(k))
+      at += l.toInt
+      k += 1
+    }
+    if (at != n) throw new MalformedPageException(s"runs cover $at of the page's $n values")
+  }
+
+  /** A dictionary's codes: u8 scheme (BITPACK or RLE), then its body; every code below `size`. */
+  private def readCodes(r: EncodedReader, n: Int, size: Int, codes: Array[Long]): Unit = {
+    r.u8("code scheme") match {
+      case PageEncoding.BitPack =>
+        val w = r.u8("code bit width")
+        if (w > 32) throw new MalformedPageException(s"code bit width $w")
+        r.packed(n, w, 0L, codes, scratch, "dictionary codes")
+      case PageEncoding.Rle => readRle(r, n, codes)
+      case other => throw new MalformedPageException(s"unknown dictionary code scheme $other")
+    }
+    var i = 0
+    while (i < n) {
+      if (codes(i) < 0 || codes(i) >= size) throw new MalformedPageException(s"dictionary code ${codes(i)} outside a dictionary of $size")
+      i += 1
+    }
+  }
+
+  private def decodeWide(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
+    val dst = outOf(n.toLong * width)
+    encoding match {
+      case PageEncoding.Constant =>
+        r.bytesInto(dst, 0, width, "constant value")
+        var i = 1
+        while (i < n) { System.arraycopy(dst, 0, dst, i * width, width); i += 1 }
+      case other => unsupported(other, s"$width-byte")
+    }
+    plainLength = n * width
+  }
+
+  private def decodeBitmap(encoding: Int, r: EncodedReader, n: Int): Unit = {
+    val bytes = (n + 7) >>> 3
+    val dst = outOf(bytes)
+    java.util.Arrays.fill(dst, 0, bytes, 0.toByte)
+    encoding match {
+      case PageEncoding.Constant =>
+        val bit = r.u8("constant bit")
+        if (bit > 1) throw new MalformedPageException(s"constant bit $bit")
+        if (bit == 1) setBits(dst, 0, n)
+      case PageEncoding.Rle =>
+        var bit = r.u8("first bit")
+        if (bit > 1) throw new MalformedPageException(s"first bit $bit")
+        val lengths = scratch.values(n)
+        val runs = r.u32("run count")
+        if (runs > n || (runs == 0 && n > 0)) throw new MalformedPageException(s"$runs runs for $n bits")
+        r.forBlock(runs, lengths, scratch, "run lengths")
+        var at = 0
+        var k = 0
+        while (k < runs) {
+          val l = lengths(k)
+          if (l <= 0 || l > n - at) throw new MalformedPageException(s"runs cover more than the page's $n bits")
+          if (bit == 1) setBits(dst, at, at + l.toInt)
+          at += l.toInt
+          bit ^= 1
+          k += 1
+        }
+        if (at != n) throw new MalformedPageException(s"runs cover $at of the page's $n bits")
+      case other => unsupported(other, "bitmap")
+    }
+    plainLength = bytes
+  }
+
+  /** Sets bits [from, to) of `dst`. */
+  private def setBits(dst: Array[Byte], from: Int, to: Int): Unit = {
+    var i = from
+    while (i < to && (i & 7) != 0) { dst(i >>> 3) = (dst(i >>> 3) | (1 << (i & 7))).toByte; i += 1 }
+    while (i + 8 <= to) { dst(i >>> 3) = -1; i += 8 }
+    while (i < to) { dst(i >>> 3) = (dst(i >>> 3) | (1 << (i & 7))).toByte; i += 1 }
+  }
+
+  private def decodeVariable(encoding: Int, r: EncodedReader, n: Int, maxBytes: Long): Unit = {
+    val m = r.u32("value count")
+    if (m > n) throw new MalformedPageException(s"$m values in a page of $n slots")
+    encoding match {
+      case PageEncoding.Constant =>
+        val l = r.u32("value length")
+        val total = m.toLong * l
+        if (total > maxBytes) throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
+        val dst = outOf(total)
+        r.bytesInto(dst, 0, l, "constant value")
+        var i = 1
+        while (i < m) { System.arraycopy(dst, 0, dst, i * l, l); i += 1 }
+        plainLength = total.toInt
+      case PageEncoding.Dictionary =>
+        val size = r.u32("dictionary size")
+        if (size == 0 || size > m) throw new MalformedPageException(s"dictionary of $size entries for $m values")
+        val lens = new Array[Long](size)
+        r.forBlock(size, lens, scratch, "dictionary lengths")
+        val starts = new Array[Int](size)
+        var at = r.arrayPosition
+        var bytes = 0L
+        var i = 0
+        while (i < size) {
+          if (lens(i) < 0 || lens(i) > r.remaining) throw new MalformedPageException(s"dictionary entry of ${lens(i)} bytes")
+          starts(i) = at + bytes.toInt
+          bytes += lens(i)
+          i += 1
+        }
+        if (bytes > r.remaining) throw new MalformedPageException(s"dictionary entries need $bytes bytes, the page body has ${r.remaining}")
+        val dictBytes = src(r)
+        r.skip(bytes.toInt, "dictionary entries")
+        val codes = scratch.second(m)
+        readCodes(r, m, size, codes)
+        var total = 0L
+        i = 0
+        while (i < m) { total += lens(codes(i).toInt); i += 1 }
+        if (total > maxBytes) throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
+        val dst = outOf(total)
+        at = 0
+        i = 0
+        while (i < m) {
+          val c = codes(i).toInt
+          val l = lens(c).toInt
+          System.arraycopy(dictBytes, starts(c), dst, at, l)
+          at += l
+          i += 1
+        }
+        plainLength = at
+      case other => unsupported(other, "variable-width")
+    }
+  }
+
+  private def src(r: EncodedReader): Array[Byte] = r.array
+}
