@@ -15,8 +15,11 @@ object FermionOptions {
 
   private def check(kind: String, options: Map[String, String], known: Seq[String]): Unit = {
     val allowed = known.map(_.toLowerCase(Locale.ROOT)).toSet ++ SparkKeys
-    options.keys.find(k => !allowed.contains(k.toLowerCase(Locale.ROOT)) && !k.startsWith("__")).foreach { k =>
-      throw new IllegalArgumentException(s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}")
+    val columnSettings = known.exists(_ == WriterOptions.Keys.Compression)
+    def isAllowed(k: String) = allowed.contains(k.toLowerCase(Locale.ROOT)) || k.startsWith("__") || (columnSettings && WriterOptions.Keys.isKnown(k))
+    options.keys.find(k => !isAllowed(k)).foreach { k =>
+      val perColumn = if (columnSettings) s", and per column ${WriterOptions.Keys.ColumnPrefix}<column>.{${WriterOptions.Keys.ColumnKeys.mkString(",")}}" else ""
+      throw new IllegalArgumentException(s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}$perColumn")
     }
   }
 

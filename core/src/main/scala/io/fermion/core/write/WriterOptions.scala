@@ -97,9 +97,17 @@ object WriterOptions {
     guard {
       ColumnOverrides(
         compression = get(Keys.Compression).map(v => OptionValues.wrap(what(Keys.Compression), v)(PageCodec.parse(v))),
-        compressionLevel = get(Keys.CompressionLevel).map(v => OptionValues.int(what(Keys.CompressionLevel), v)),
+        compressionLevel = get(Keys.CompressionLevel).map { v =>
+          val level = OptionValues.int(what(Keys.CompressionLevel), v)
+          OptionValues.wrap(what(Keys.CompressionLevel), v)(checkLevel(level))
+          level
+        },
         encodings = get(Keys.Encodings).map(v => OptionValues.wrap(what(Keys.Encodings), v)(EncodingSet.parse(v))),
-        pageSize = get(Keys.PageSize).map(v => OptionValues.bytes(what(Keys.PageSize), v, Int.MaxValue).toInt)
+        pageSize = get(Keys.PageSize).map { v =>
+          val size = OptionValues.bytes(what(Keys.PageSize), v, Int.MaxValue).toInt
+          OptionValues.wrap(what(Keys.PageSize), v)(checkPageSize(size))
+          size
+        }
       )
     }
   }
@@ -148,7 +156,8 @@ object OptionValues {
   def wrap[T](key: String, value: String)(f: => T): T =
     try f
     catch {
-      case e: IllegalArgumentException => throw new IllegalArgumentException(s"Invalid value '$value' for option '$key': ${e.getMessage}")
+      case e: IllegalArgumentException =>
+        throw new IllegalArgumentException(s"Invalid value '$value' for option '$key': ${e.getMessage.stripPrefix("requirement failed: ")}")
     }
 
   def int(key: String, value: String): Int =

@@ -6,13 +6,13 @@ import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
-import org.apache.arrow.vector.{FieldVector, IntVector}
+import org.apache.arrow.vector.{DecimalVector, FieldVector, IntVector}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{Decimal, DecimalType, StructType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 
 /** Reads the splits of one partition one after another (small files are packed together). */
@@ -109,7 +109,10 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         if (deferred(k - 1))
           new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[IntVector],
             () => { elementsUsed += c; reader.readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
-        else new ArrowColumnVector(v): ColumnVector
+        else (readSchema.fields(i).dataType, v) match {
+          case (d: DecimalType, dv: DecimalVector) if d.precision <= Decimal.MAX_LONG_DIGITS => new CompactDecimalColumnVector(dv, d)
+          case _ => new ArrowColumnVector(v): ColumnVector
+        }
       }
     }.toArray
     current = new ColumnarBatch(columns, rows)

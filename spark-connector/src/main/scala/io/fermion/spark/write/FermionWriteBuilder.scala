@@ -20,9 +20,10 @@ final class FermionWriteBuilder(path: String, tableSchema: StructType, info: Log
     val schema = info.schema()
     SparkTypeMapping.validate(schema)
     if (checkAppendSchema && !overwrite && tableSchema.nonEmpty) FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
+    val settings = FieldWriteSettings.resolve(schema, options)
     new Write {
       override def toBatch: BatchWrite =
-        new FermionBatchWrite(path, schema, options, overwrite, info.queryId(), new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+        new FermionBatchWrite(path, schema, settings, overwrite, info.queryId(), new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }
   }
