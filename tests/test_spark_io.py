@@ -18,7 +18,7 @@ def test_many_tasks_files_and_input_partitions(spark, tmp_table):
     f = tmp_table("f")
     assert_same_as_parquet(spark, df, f, tmp_table("p"), stripeRows="2000")
     assert len(data_files(f)) == 16
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(32 << 10))
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(8 << 10))  # files are a few stripes of ~10 KB
     try:
         back = spark.read.format("fermion").load(f)
         assert back.rdd.getNumPartitions() > 16  # files are split by stripe ranges
