@@ -216,6 +216,9 @@ class EncodingSuite extends AnyFunSuite {
     // a constant string claiming a billion copies must not allocate them
     val huge = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(1000).putInt(1 << 30).putInt(0).array()
     intercept[MalformedPageException](new PageValueDecoder().decode(PageEncoding.Constant, huge, 0, 12, 1000, PageValues.Variable, 10000L))
+    // no values but a value length: nothing to copy the value into
+    val empty = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(0).putInt(4).putInt(0x61616161).array()
+    intercept[MalformedPageException](new PageValueDecoder().decode(PageEncoding.Constant, empty, 0, 12, 5, PageValues.Variable, 10000L))
   }
 
   test("bit packing round-trips every width") {

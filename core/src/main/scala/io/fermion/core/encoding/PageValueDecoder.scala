@@ -182,6 +182,7 @@ final class PageValueDecoder {
     encoding match {
       case PageEncoding.Constant =>
         val l = r.u32("value length")
+        if (m == 0 && l != 0) throw new MalformedPageException(s"constant page of no values holds a $l-byte value")
         val total = m.toLong * l
         if (total > maxBytes) throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
         val dst = outOf(total)

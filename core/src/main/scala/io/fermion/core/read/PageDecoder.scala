@@ -76,6 +76,9 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
           catch {
             case e: MalformedPageException =>
               throw new InvalidFermionFileException(path, fileOffset, s"${PageEncoding.name(h.encoding)} page does not decode: ${e.getMessage}")
+            // The decoders check every count they read; this only backs them up against a case they miss.
+            case e @ (_: IndexOutOfBoundsException | _: NegativeArraySizeException | _: java.nio.BufferUnderflowException) =>
+              throw new InvalidFermionFileException(path, fileOffset, s"${PageEncoding.name(h.encoding)} page does not decode: $e")
           }
           DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount)
         }

@@ -6,14 +6,14 @@ import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
-import org.apache.arrow.vector.{DecimalVector, FieldVector, IntVector}
+import org.apache.arrow.vector.{FieldVector, IntVector}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
-import org.apache.spark.sql.types.{Decimal, DecimalType, StructType}
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 /** Reads the splits of one partition one after another (small files are packed together). */
 final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, filter: Option[FilterExpr],
@@ -109,10 +109,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         if (deferred(k - 1))
           new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[IntVector],
             () => { elementsUsed += c; reader.readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
-        else (readSchema.fields(i).dataType, v) match {
-          case (d: DecimalType, dv: DecimalVector) if d.precision <= Decimal.MAX_LONG_DIGITS => new CompactDecimalColumnVector(dv, d)
-          case _ => new ArrowColumnVector(v): ColumnVector
-        }
+        else DirectArrowColumnVector.of(v, readSchema.fields(i).dataType)
       }
     }.toArray
     current = new ColumnarBatch(columns, rows)

@@ -1,0 +1,22 @@
+package io.fermion.core.dataset
+
+import java.io.IOException
+
+/** Base of the errors of the dataset (table) layer; each names the dataset. */
+sealed abstract class FermionDatasetException(val dataset: String, message: String, cause: Throwable = null)
+    extends IOException(s"$message [dataset=$dataset]", cause)
+
+/** Another writer committed an incompatible change since this one read the dataset (or its
+  * transaction file is missing or unknown, which counts as a conflict). Nothing was committed;
+  * re-run the operation on the new version. */
+final class FermionCommitConflictException(dataset: String, val readVersion: Long, val conflictingVersion: Long, reason: String)
+    extends FermionDatasetException(dataset,
+      s"FermionCommitConflictException: cannot commit over version $readVersion: version $conflictingVersion $reason")
+
+/** A version, timestamp or tag that names no version of the dataset. */
+final class FermionVersionNotFoundException(dataset: String, what: String)
+    extends FermionDatasetException(dataset, s"FermionVersionNotFoundException: $what")
+
+/** A manifest, transaction or deletion file that cannot be decoded. */
+final class InvalidFermionDatasetException(dataset: String, file: String, message: String, cause: Throwable = null)
+    extends FermionDatasetException(dataset, s"InvalidFermionDatasetException: $file: $message", cause)

@@ -1,0 +1,56 @@
+package io.fermion.core.dataset
+
+import io.fermion.core.schema.{FermionField, FermionSchema}
+
+/** One version of a dataset (docs/table-format.md, "Manifest"): its schema with stable field ids,
+  * its fragments, and the counters new commits continue from. */
+final case class Manifest(
+    version: Long,
+    timestampMillis: Long,
+    readerFeatures: Long,
+    writerFeatures: Long,
+    schema: FermionSchema,
+    fragments: IndexedSeq[Fragment],
+    maxFragmentId: Long,
+    nextRowId: Long,
+    transactionFile: String,
+    operation: String,
+    tag: String = "",
+    config: Map[String, String] = Map.empty
+) {
+  def rowCount: Long = fragments.iterator.map(_.rowCount).sum
+  /** The largest field id in the schema, nested fields included (new fields take the next). */
+  def maxFieldId: Int = {
+    def walk(f: FermionField): Int = (f.fieldId +: f.children.map(walk)).max
+    if (schema.fields.isEmpty) 0 else schema.fields.map(walk).max
+  }
+}
+
+object Manifest {
+  /** Reader feature flag: some fragments have deletion files. */
+  val FeatureDeletionFiles: Long = 1L
+  /** Reader and writer feature flag: fragments carry stable row ids. */
+  val FeatureStableRowIds: Long = 2L
+  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
+  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
+}
+
+/** A set of rows stored as one or more data files side by side (each holding some of the fields,
+  * all with the same rows in the same order), minus the rows of its deletion file. */
+final case class Fragment(id: Long, physicalRows: Long, files: IndexedSeq[DataFile], deletion: Option[DeletionFile],
+                          rowIdStart: Option[Long] = None) {
+  def rowCount: Long = physicalRows - deletion.map(_.deletedRows).getOrElse(0L)
+}
+
+/** A Fermion file of a fragment, its path relative to the dataset root, and the field ids it holds
+  * (top-level ids; a file holds a top-level field with all its nested fields). */
+final case class DataFile(path: String, fieldIds: IndexedSeq[Int])
+
+/** The rows deleted from a fragment: local row offsets, as an Arrow IPC file of one uint32 column
+  * (few rows) or a serialised Roaring bitmap (many rows). Path relative to the dataset root. */
+final case class DeletionFile(path: String, kind: Int, deletedRows: Long)
+
+object DeletionFile {
+  val ArrowArray: Int = 1
+  val RoaringBitmap: Int = 2
+}

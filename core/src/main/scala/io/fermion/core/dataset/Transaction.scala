@@ -1,0 +1,126 @@
+package io.fermion.core.dataset
+
+import java.nio.ByteBuffer
+import java.nio.charset.StandardCharsets
+
+import io.fermion.core.schema.{FermionSchema, SchemaCodec}
+
+/** What one commit did (docs/table-format.md, "Transactions"). Written to `_transactions/` before
+  * the manifest; a writer that loses the race for a version reads the winners' transactions to
+  * decide whether its own still applies ([[Operation.conflictsWith]]) and, if so, rebuilds its
+  * manifest on top of theirs ([[Operation.apply]]). */
+final case class Transaction(readVersion: Long, uuid: String, operation: Operation)
+
+sealed trait Operation {
+  def name: String
+  /** Why this operation cannot be applied after `other` committed, if it cannot. */
+  def conflictsWith(other: Operation): Option[String]
+  /** The next manifest: `base` with this operation applied (version, time and counters set by the caller). */
+  def apply(base: Manifest): Manifest
+}
+
+object Operation {
+  private def fragmentIds(fs: Seq[Fragment]): Set[Long] = fs.map(_.id).toSet
+
+  /** New fragments with new ids (taken after the base's largest when committed). */
+  final case class Append(fragments: IndexedSeq[Fragment]) extends Operation {
+    def name = "append"
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case _: Overwrite => Some("overwrote the dataset")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest = base.copy(fragments = base.fragments ++ renumber(base, fragments))
+  }
+
+  /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was there. */
+  final case class Overwrite(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
+    def name = "overwrite"
+    def conflictsWith(other: Operation): Option[String] = None
+    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = renumber(base, fragments))
+  }
+
+  /** Rows deleted: fragments given new deletion files, fragments removed when no row is left. */
+  final case class Delete(updated: IndexedSeq[Fragment], removed: Set[Long], predicate: String) extends Operation {
+    def name = "delete"
+    def touched: Set[Long] = fragmentIds(updated) ++ removed
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case _: Overwrite => Some("overwrote the dataset")
+      case d: Delete if (d.touched & touched).nonEmpty => Some(s"deleted rows of the same fragments (${(d.touched & touched).toSeq.sorted.mkString(", ")})")
+      case c: Compact if (c.removed & touched).nonEmpty => Some("compacted fragments this delete changes")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest = {
+      val byId = updated.map(f => f.id -> f).toMap
+      base.copy(fragments = base.fragments.filterNot(f => removed.contains(f.id)).map(f => byId.getOrElse(f.id, f)))
+    }
+  }
+
+  /** A schema change that rewrites no data: columns added (null until written), dropped or renamed. */
+  final case class Project(schema: FermionSchema, description: String) extends Operation {
+    def name = "project"
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case _: Overwrite => Some("overwrote the dataset")
+      case _: Project => Some("changed the schema")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest = base.copy(schema = schema)
+  }
+
+  /** Fragments rewritten into fewer ones with their deletions applied. */
+  final case class Compact(removed: Set[Long], fragments: IndexedSeq[Fragment]) extends Operation {
+    def name = "compact"
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case _: Overwrite => Some("overwrote the dataset")
+      case d: Delete if (d.touched & removed).nonEmpty => Some("deleted rows of fragments this compaction rewrites")
+      case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest =
+      base.copy(fragments = base.fragments.filterNot(f => removed.contains(f.id)) ++ renumber(base, fragments))
+  }
+
+  /** Gives `fragments` ids after the base's largest (ids of committed fragments never change). */
+  private def renumber(base: Manifest, fragments: IndexedSeq[Fragment]): IndexedSeq[Fragment] =
+    fragments.zipWithIndex.map { case (f, i) => f.copy(id = base.maxFragmentId + 1 + i) }
+}
+
+object TransactionCodec {
+  val Magic: Array[Byte] = "FRMT".getBytes(StandardCharsets.US_ASCII)
+  private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4; private val Compact = 5
+
+  def encode(t: Transaction): Array[Byte] = {
+    val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
+    w.i64(t.readVersion).string(t.uuid)
+    t.operation match {
+      case Operation.Append(fs) => w.u8(Append); ManifestCodec.writeFragments(w, fs)
+      case Operation.Overwrite(schema, fs) => w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case Operation.Delete(updated, removed, predicate) =>
+        w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
+        w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
+      case Operation.Project(schema, description) => w.u8(Project).bytes(SchemaCodec.encode(schema)).string(description)
+      case Operation.Compact(removed, fs) =>
+        w.u8(Compact); w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64); ManifestCodec.writeFragments(w, fs)
+    }
+    w.finish()
+  }
+
+  /** None for an operation this reader does not know (the caller treats it as a conflict). */
+  def decode(bytes: Array[Byte], dataset: String, file: String): Option[Transaction] = {
+    val r = new MetadataReader(bytes, Magic, dataset, file)
+    val major = r.u16("major version"); r.u16("minor version")
+    if (major != ManifestCodec.Major) return None
+    val readVersion = r.i64("read version")
+    val uuid = r.string("uuid")
+    def schema() = SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
+    def ids() = (0 until r.count("fragment ids", 8)).map(_ => r.i64("fragment id")).toSet
+    val op: Option[Operation] = r.u8("operation") match {
+      case Append => Some(Operation.Append(ManifestCodec.readFragments(r)))
+      case Overwrite => val s = schema(); Some(Operation.Overwrite(s, ManifestCodec.readFragments(r)))
+      case Delete => val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
+      case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))
+      case Compact => val removed = ids(); Some(Operation.Compact(removed, ManifestCodec.readFragments(r)))
+      case _ => None
+    }
+    op.map { o => r.done(); Transaction(readVersion, uuid, o) }
+  }
+}
