@@ -22,14 +22,16 @@ sealed trait Operation {
 object Operation {
   private def fragmentIds(fs: Seq[Fragment]): Set[Long] = fs.map(_.id).toSet
 
-  /** New fragments with new ids (taken after the base's largest when committed). */
-  final case class Append(fragments: IndexedSeq[Fragment]) extends Operation {
+  /** New fragments with new ids (taken after the base's largest when committed). `schema` is the
+    * schema the data was written with; it becomes the dataset's when the append creates it. */
+  final case class Append(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
     def name = "append"
     def conflictsWith(other: Operation): Option[String] = other match {
       case _: Overwrite => Some("overwrote the dataset")
       case _ => None
     }
-    def apply(base: Manifest): Manifest = base.copy(fragments = base.fragments ++ renumber(base, fragments))
+    def apply(base: Manifest): Manifest =
+      base.copy(schema = if (base.schema.fields.isEmpty) schema else base.schema, fragments = base.fragments ++ renumber(base, fragments))
   }
 
   /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was there. */
@@ -92,7 +94,7 @@ object TransactionCodec {
     val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
     w.i64(t.readVersion).string(t.uuid)
     t.operation match {
-      case Operation.Append(fs) => w.u8(Append); ManifestCodec.writeFragments(w, fs)
+      case Operation.Append(schema, fs) => w.u8(Append).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
       case Operation.Overwrite(schema, fs) => w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
       case Operation.Delete(updated, removed, predicate) =>
         w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
@@ -114,7 +116,7 @@ object TransactionCodec {
     def schema() = SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
     def ids() = (0 until r.count("fragment ids", 8)).map(_ => r.i64("fragment id")).toSet
     val op: Option[Operation] = r.u8("operation") match {
-      case Append => Some(Operation.Append(ManifestCodec.readFragments(r)))
+      case Append => val s = schema(); Some(Operation.Append(s, ManifestCodec.readFragments(r)))
       case Overwrite => val s = schema(); Some(Operation.Overwrite(s, ManifestCodec.readFragments(r)))
       case Delete => val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))

@@ -1,0 +1,196 @@
+package io.fermion.core.dataset
+
+import java.io.{FileNotFoundException, IOException}
+import java.nio.charset.StandardCharsets
+import java.util.UUID
+
+import io.fermion.core.schema.{FermionField, FermionSchema}
+import io.fermion.core.storage.FileSystems
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, Path}
+import org.roaringbitmap.RoaringBitmap
+
+/** A Fermion dataset: versions of a table, each a manifest listing fragments of Fermion files
+  * (docs/table-format.md). Readers open a version; writers write their data files first and then
+  * [[commit]] an [[Operation]], which publishes the next manifest atomically and, on a lost race,
+  * retries over the winners when their transactions allow it. */
+final class FermionDataset(val root: Path, conf: Configuration) {
+  val fs: FileSystem = FileSystems.forPath(root, conf)
+  val name: String = root.toString
+
+  private def readAll(p: Path): Array[Byte] = {
+    val len = fs.getFileStatus(p).getLen
+    if (len > Int.MaxValue - 16) throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of $len bytes")
+    val in = fs.open(p)
+    try { val b = new Array[Byte](len.toInt); in.readFully(0, b); b } finally in.close()
+  }
+
+  private def writeNew(p: Path, bytes: Array[Byte]): Unit = {
+    val out = fs.create(p, false)
+    try { out.write(bytes); out.hsync() } finally out.close()
+  }
+
+  /** Committed version numbers, ascending (one listing of `_versions/`). */
+  def versionNumbers(): IndexedSeq[Long] = {
+    val dir = DatasetLayout.versions(root)
+    try fs.listStatus(dir).iterator.flatMap(s => DatasetLayout.versionOf(s.getPath.getName)).toIndexedSeq.sorted
+    catch { case _: FileNotFoundException => IndexedSeq.empty }
+  }
+
+  def exists: Boolean = latestVersion().nonEmpty
+  def latestVersion(): Option[Long] = versionNumbers().lastOption
+
+  def manifest(version: Long): Manifest = {
+    val p = DatasetLayout.manifest(root, version)
+    val bytes = try readAll(p) catch {
+      case _: FileNotFoundException => throw new FermionVersionNotFoundException(name, s"version $version does not exist (versions: ${describe(versionNumbers())})")
+    }
+    val m = ManifestCodec.decode(bytes, name, s"${DatasetLayout.VersionsDir}/${p.getName}")
+    if (m.version != version) throw new InvalidFermionDatasetException(name, p.getName, s"holds version ${m.version}")
+    m
+  }
+
+  def latest(): Option[Manifest] = latestVersion().map(manifest)
+
+  private def describe(vs: Seq[Long]): String = if (vs.isEmpty) "none" else if (vs.size == 1) vs.head.toString else s"${vs.head} to ${vs.last}"
+
+  /** The newest version committed at or before `timestampMillis`. */
+  def versionAsOfTime(timestampMillis: Long): Manifest = {
+    val vs = versionNumbers()
+    // Timestamps grow with versions (each commit takes max(now, previous + 1)): binary search.
+    var lo = 0; var hi = vs.size - 1; var found: Option[Manifest] = None
+    while (lo <= hi) {
+      val mid = (lo + hi) >>> 1
+      val m = manifest(vs(mid))
+      if (m.timestampMillis <= timestampMillis) { found = Some(m); lo = mid + 1 } else hi = mid - 1
+    }
+    found.getOrElse(throw new FermionVersionNotFoundException(name,
+      s"no version was committed at or before ${java.time.Instant.ofEpochMilli(timestampMillis)}" +
+        vs.headOption.map(v => s" (the first, $v, at ${java.time.Instant.ofEpochMilli(manifest(v).timestampMillis)})").getOrElse("")))
+  }
+
+  /** The manifest a read asks for: a version, a time, a tag, or the latest. */
+  def resolve(version: Option[Long], timestampMillis: Option[Long], tag: Option[String]): Option[Manifest] =
+    (version, timestampMillis, tag) match {
+      case (Some(v), None, None) => Some(manifest(v))
+      case (None, Some(t), None) => Some(versionAsOfTime(t))
+      case (None, None, Some(t)) => Some(manifest(tags.getOrElse(t, throw new FermionVersionNotFoundException(name, s"no tag '$t' (tags: ${tags.keys.toSeq.sorted.mkString(", ")})"))))
+      case (None, None, None) => latest()
+      case _ => throw new IllegalArgumentException("give at most one of versionAsOf, timestampAsOf and tag")
+    }
+
+  // ---- tags ----
+
+  def tags: Map[String, Long] = {
+    val dir = DatasetLayout.tags(root)
+    try fs.listStatus(dir).iterator.filter(_.isFile).map { s =>
+      s.getPath.getName -> new String(readAll(s.getPath), StandardCharsets.UTF_8).trim.toLong
+    }.toMap
+    catch { case _: FileNotFoundException => Map.empty }
+  }
+
+  def createTag(tag: String, version: Long): Unit = {
+    require(tag.matches("[A-Za-z0-9._-]+") && !tag.startsWith("."), s"tag '$tag' must be letters, digits, '.', '_' or '-'")
+    manifest(version) // must exist
+    val p = new Path(DatasetLayout.tags(root), tag)
+    try writeNew(p, version.toString.getBytes(StandardCharsets.UTF_8))
+    catch { case e: IOException if fs.exists(p) => throw new IllegalArgumentException(s"tag '$tag' already exists (version ${tags(tag)})", e) }
+  }
+
+  def deleteTag(tag: String): Unit =
+    if (!fs.delete(new Path(DatasetLayout.tags(root), tag), false)) throw new FermionVersionNotFoundException(name, s"no tag '$tag'")
+
+  // ---- files ----
+
+  /** A fresh data file path (relative path, absolute path). */
+  def newDataFile(): (String, Path) = {
+    val rel = s"${DatasetLayout.DataDir}/${UUID.randomUUID()}.fermion"
+    (rel, new Path(root, rel))
+  }
+
+  def resolvePath(relative: String): Path = new Path(root, relative)
+
+  def writeDeletionFile(fragmentId: Long, readVersion: Long, rows: RoaringBitmap): DeletionFile = {
+    val kind = DeletionFiles.kindFor(rows)
+    val rel = s"${DatasetLayout.DeletionsDir}/$fragmentId-$readVersion-${java.lang.Long.toUnsignedString(new java.util.Random().nextLong())}.${DeletionFiles.extension(kind)}"
+    writeNew(new Path(root, rel), DeletionFiles.encode(rows, kind))
+    DeletionFile(rel, kind, rows.getLongCardinality)
+  }
+
+  def readDeletionFile(d: DeletionFile): RoaringBitmap = DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path)
+
+  // ---- commits ----
+
+  /** Commits `op` as the version after `readVersion` (0: the dataset did not exist), retrying over
+    * versions committed meanwhile while their transactions are compatible. Returns the new manifest. */
+  def commit(readVersion: Long, op: Operation, config: Map[String, String] = Map.empty, maxAttempts: Int = 50): Manifest = {
+    val uuid = UUID.randomUUID().toString
+    val txnName = s"$readVersion-$uuid.txn"
+    fs.mkdirs(DatasetLayout.transactions(root))
+    fs.mkdirs(DatasetLayout.versions(root))
+    writeNew(new Path(DatasetLayout.transactions(root), txnName), TransactionCodec.encode(Transaction(readVersion, uuid, op)))
+    val readSchema = if (readVersion > 0) Some(manifest(readVersion).schema) else None
+    var checked = readVersion
+    var attempt = 0
+    while (attempt < maxAttempts) {
+      attempt += 1
+      val latestNow = latestVersion().getOrElse(0L)
+      if (latestNow < readVersion) throw new FermionVersionNotFoundException(name, s"read version $readVersion is newer than the latest, $latestNow")
+      var v = checked + 1
+      while (v <= latestNow) { checkCompatible(readVersion, op, v, readSchema); v += 1 }
+      checked = latestNow
+      val base = if (latestNow == 0) FermionDataset.emptyManifest else manifest(latestNow)
+      val next = FermionDataset.nextManifest(base, op, txnName, config)
+      val tmp = new Path(DatasetLayout.versions(root), s".tmp-$uuid-$attempt")
+      writeNew(tmp, ManifestCodec.encode(next))
+      if (ManifestPublisher.publishIfAbsent(fs, tmp, DatasetLayout.manifest(root, next.version))) return next
+      Thread.sleep(math.min(200L, 2L << math.min(attempt, 6)) + scala.util.Random.nextInt(10)) // lost the race: back off a little
+    }
+    throw new FermionCommitConflictException(name, readVersion, checked, s"and later: gave up after $maxAttempts attempts under contention")
+  }
+
+  /** Whether `op` may still be applied after `version` committed. */
+  private def checkCompatible(readVersion: Long, op: Operation, version: Long, readSchema: Option[FermionSchema]): Unit = {
+    val m = manifest(version)
+    def conflict(reason: String) = throw new FermionCommitConflictException(name, readVersion, version, reason)
+    if (m.transactionFile.isEmpty) conflict("has no transaction file")
+    val p = new Path(DatasetLayout.transactions(root), m.transactionFile)
+    val txn = try TransactionCodec.decode(readAll(p), name, m.transactionFile)
+      catch { case _: FileNotFoundException => conflict(s"lost its transaction file ${m.transactionFile}") }
+    val other = txn.getOrElse(conflict(s"has a transaction this version of Fermion does not know (${m.operation})")).operation
+    op.conflictsWith(other).foreach(conflict)
+    // Two writers creating the dataset at once: the loser's data must fit the winner's schema.
+    (op, readSchema) match {
+      case (a: Operation.Append, None) if !FermionDataset.sameShape(a.schema, m.schema) => conflict("created the dataset with another schema")
+      case _ =>
+    }
+  }
+}
+
+object FermionDataset {
+  val emptyManifest: Manifest = Manifest(0, 0, 0, 0, FermionSchema(IndexedSeq.empty), IndexedSeq.empty, 0, 0, "", "")
+
+  def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
+    val applied = op.apply(base)
+    val fragmentIds = applied.fragments.map(_.id)
+    val deletions = applied.fragments.exists(_.deletion.nonEmpty)
+    applied.copy(
+      version = base.version + 1,
+      timestampMillis = math.max(System.currentTimeMillis(), base.timestampMillis + 1),
+      readerFeatures = if (deletions) base.readerFeatures | Manifest.FeatureDeletionFiles else base.readerFeatures & ~Manifest.FeatureDeletionFiles,
+      writerFeatures = if (deletions) base.writerFeatures | Manifest.FeatureDeletionFiles else base.writerFeatures & ~Manifest.FeatureDeletionFiles,
+      maxFragmentId = (base.maxFragmentId +: fragmentIds).max,
+      transactionFile = txnName,
+      operation = op.name,
+      tag = "",
+      config = base.config ++ config)
+  }
+
+  /** Same names, types and field ids at every level (nullability may differ). */
+  def sameShape(a: FermionSchema, b: FermionSchema): Boolean = {
+    def same(x: FermionField, y: FermionField): Boolean =
+      x.name == y.name && x.fieldId == y.fieldId && x.dataType == y.dataType &&
+        x.children.size == y.children.size && x.children.zip(y.children).forall { case (p, q) => same(p, q) }
+    a.fields.size == b.fields.size && a.fields.zip(b.fields).forall { case (x, y) => same(x, y) }
+  }
+}

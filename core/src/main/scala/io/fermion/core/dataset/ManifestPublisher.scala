@@ -1,0 +1,33 @@
+package io.fermion.core.dataset
+
+import java.io.IOException
+import java.nio.file.{FileAlreadyExistsException, Files, Paths}
+
+import org.apache.hadoop.fs.{FileSystem, Path}
+
+/** Publishes a fully written temporary file under its final name only if no file has that name —
+  * the one atomic step of a commit. On the local file system a hard link (link(2) fails if the
+  * name exists); on HDFS a rename (the NameNode refuses to rename onto an existing file). Object
+  * stores without either (S3) are refused rather than risking a lost commit. */
+object ManifestPublisher {
+  /** True if `tmp` is now `target`; false if `target` already existed (another writer won). */
+  def publishIfAbsent(fs: FileSystem, tmp: Path, target: Path): Boolean = fs.getUri.getScheme match {
+    case "file" =>
+      val from = Paths.get(fs.makeQualified(tmp).toUri)
+      val to = Paths.get(fs.makeQualified(target).toUri)
+      try { Files.createLink(to, from); true }
+      catch { case _: FileAlreadyExistsException => false }
+      finally fs.delete(tmp, false)
+    case "hdfs" | "viewfs" =>
+      val ok = fs.rename(tmp, target)
+      if (!ok) {
+        fs.delete(tmp, false)
+        if (!fs.exists(target)) throw new IOException(s"cannot rename $tmp to $target")
+      }
+      ok
+    case other =>
+      fs.delete(tmp, false)
+      throw new UnsupportedOperationException(
+        s"Fermion datasets need a file system with an atomic create-if-absent (local, HDFS); '$other' has none, so concurrent commits could be lost")
+  }
+}

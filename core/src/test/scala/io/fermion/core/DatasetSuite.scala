@@ -1,0 +1,130 @@
+package io.fermion.core
+
+import java.util.concurrent.{Callable, Executors}
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import io.fermion.core.dataset._
+import io.fermion.core.schema.{FermionField, FermionSchema, FermionType}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.roaringbitmap.RoaringBitmap
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The dataset layer without Spark: manifest and transaction bytes, version naming, commits,
+  * conflicts between concurrent writers, time travel, tags and deletion files. */
+class DatasetSuite extends AnyFunSuite {
+  private val conf = new Configuration()
+  private val schema = FermionSchema(IndexedSeq(
+    FermionField("id", 1, FermionType.Int64, nullable = false),
+    FermionField("s", 2, FermionType.Struct, nullable = true, IndexedSeq(FermionField("x", 3, FermionType.Utf8, nullable = true)))))
+
+  private def newDataset(): FermionDataset = new FermionDataset(new Path(TestFiles.tempDir("fermion-ds").resolve("t").toUri), conf)
+  private def fragment(rows: Long, files: Int = 1): Fragment =
+    Fragment(0, rows, (0 until files).map(i => DataFile(s"data/f-${Random.nextInt()}-$i.fermion", IndexedSeq(1 + i))), None)
+
+  test("V2 manifest names sort newest first and map back to their versions") {
+    val versions = Seq(1L, 2L, 9L, 10L, 11L, 99L, 100L, 123456789L, Long.MaxValue)
+    val names = versions.map(DatasetLayout.manifestName)
+    assert(names.forall(_.length == 20 + ".manifest".length))
+    assert(names.sorted == names.reverse, "lexicographic order is newest first")
+    assert(names.map(DatasetLayout.versionOf) == versions.map(Some(_)))
+    assert(DatasetLayout.versionOf("1.manifest").isEmpty && DatasetLayout.versionOf(".tmp-x").isEmpty)
+  }
+
+  test("manifests and transactions round-trip through their bytes; damage is a typed error") {
+    val rnd = new Random(1)
+    for (_ <- 0 until 50) {
+      val frags = (0 until rnd.nextInt(20)).map { i =>
+        Fragment(i, rnd.nextInt(1000000).toLong, (0 until 1 + rnd.nextInt(3)).map(k => DataFile(s"data/${rnd.nextLong()}.fermion", IndexedSeq.fill(rnd.nextInt(4))(rnd.nextInt(100)))),
+          if (rnd.nextBoolean()) Some(DeletionFile(s"_deletions/$i-1-2.bin", 1 + rnd.nextInt(2), 0)) else None,
+          if (rnd.nextBoolean()) Some(rnd.nextLong().abs) else None)
+      }
+      val m = Manifest(1 + rnd.nextInt(1000), rnd.nextLong(), 1, 1, schema, frags, 99, 1234, "1-x.txn", "append", "t1", Map("a" -> "b", "ü" -> ""))
+      assert(ManifestCodec.decode(ManifestCodec.encode(m), "ds", "m") == m)
+      for (op <- Seq(Operation.Append(schema, frags), Operation.Overwrite(schema, frags), Operation.Delete(frags, Set(3L, 4L), "id > 3"),
+                     Operation.Project(schema, "add column"), Operation.Compact(Set(1L), frags))) {
+        val t = Transaction(rnd.nextInt(100).toLong, "u", op)
+        assert(TransactionCodec.decode(TransactionCodec.encode(t), "ds", "t").contains(t))
+      }
+    }
+    val bytes = ManifestCodec.encode(Manifest(1, 2, 0, 0, schema, IndexedSeq(fragment(10)), 0, 0, "", "append"))
+    for (i <- Seq(0, 5, 20, bytes.length / 2, bytes.length - 9)) {
+      val damaged = bytes.clone(); damaged(i) = (damaged(i) ^ 0x10).toByte
+      intercept[InvalidFermionDatasetException](ManifestCodec.decode(damaged, "ds", "m"))
+    }
+    intercept[InvalidFermionDatasetException](ManifestCodec.decode(bytes.take(bytes.length - 3), "ds", "m"))
+  }
+
+  test("commits make versions; time travel by version, time and tag") {
+    val ds = newDataset()
+    assert(!ds.exists && ds.latest().isEmpty)
+    val v1 = ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(10), fragment(5))))
+    assert(v1.version == 1 && v1.fragments.map(_.id) == Seq(1L, 2L) && v1.rowCount == 15 && v1.schema == schema)
+    val v2 = ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(7))))
+    assert(v2.fragments.map(_.id) == Seq(1L, 2L, 3L) && v2.timestampMillis > v1.timestampMillis)
+    val v3 = ds.commit(2, Operation.Overwrite(schema, IndexedSeq(fragment(1))))
+    assert(v3.fragments.map(_.id) == Seq(4L) && v3.rowCount == 1, "fragment ids are never reused")
+    assert(ds.versionNumbers() == Seq(1L, 2L, 3L))
+    assert(ds.manifest(2) == v2)
+    assert(ds.versionAsOfTime(v2.timestampMillis).version == 2 && ds.versionAsOfTime(Long.MaxValue).version == 3)
+    intercept[FermionVersionNotFoundException](ds.versionAsOfTime(v1.timestampMillis - 1))
+    intercept[FermionVersionNotFoundException](ds.manifest(4))
+    ds.createTag("before-overwrite", 2)
+    assert(ds.resolve(None, None, Some("before-overwrite")).get.version == 2 && ds.tags == Map("before-overwrite" -> 2L))
+    intercept[IllegalArgumentException](ds.createTag("before-overwrite", 3))
+    ds.deleteTag("before-overwrite")
+    assert(ds.tags.isEmpty)
+  }
+
+  test("concurrent appends all land; conflicting deletes fail with the typed error") {
+    val ds = newDataset()
+    ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(100), fragment(100))))
+    val pool = Executors.newFixedThreadPool(8)
+    try {
+      val appends = (0 until 24).map(i => pool.submit(new Callable[Manifest] {
+        def call(): Manifest = ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(i + 1))))
+      }))
+      val results = appends.map(_.get())
+      assert(results.map(_.version).toSet.size == 24, "each append got its own version")
+      val last = ds.latest().get
+      assert(last.version == 25 && last.fragments.size == 26 && last.fragments.map(_.id).toSet.size == 26)
+      assert(last.rowCount == 200 + (1 to 24).sum)
+      // two deletes of the same fragment from the same read version: exactly one wins
+      val d = ds.manifest(25).fragments.head
+      val deletes = (0 until 2).map(_ => pool.submit(new Callable[Either[Throwable, Manifest]] {
+        def call(): Either[Throwable, Manifest] =
+          try Right(ds.commit(25, Operation.Delete(IndexedSeq(d.copy(deletion = Some(DeletionFile("_deletions/x.bin", 2, 1)))), Set.empty, "x")))
+          catch { case e: Throwable => Left(e) }
+      })).map(_.get())
+      assert(deletes.count(_.isRight) == 1)
+      assert(deletes.collect { case Left(e: FermionCommitConflictException) => e }.size == 1, deletes.toString)
+      // a delete of another fragment applies over an append committed meanwhile
+      ds.commit(26, Operation.Append(schema, IndexedSeq(fragment(3))))
+      val other = ds.manifest(26).fragments(1)
+      val after = ds.commit(26, Operation.Delete(IndexedSeq.empty, Set(other.id), "all"))
+      assert(after.version == 28 && !after.fragments.exists(_.id == other.id) && after.fragments.size == 26)
+    } finally pool.shutdownNow()
+  }
+
+  test("a missing transaction file of a newer version is a conflict") {
+    val ds = newDataset()
+    ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(1))))
+    val v2 = ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(1))))
+    ds.fs.delete(new Path(DatasetLayout.transactions(ds.root), v2.transactionFile), false)
+    val e = intercept[FermionCommitConflictException](ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(1)))))
+    assert(e.getMessage.contains("transaction file"))
+    assert(ds.commit(2, Operation.Append(schema, IndexedSeq(fragment(1)))).version == 3)
+  }
+
+  test("deletion files: arrow arrays for few rows, roaring bitmaps for many") {
+    val ds = newDataset()
+    for (rows <- Seq(Seq(0, 5, 7), (0 until 5000 by 3), Seq.empty[Int], Seq(Int.MaxValue - 1))) {
+      val bitmap = RoaringBitmap.bitmapOf(rows: _*)
+      val d = ds.writeDeletionFile(1, 3, bitmap)
+      assert(d.kind == (if (rows.size <= DeletionFiles.ArrowArrayMaxRows) DeletionFile.ArrowArray else DeletionFile.RoaringBitmap))
+      assert(d.deletedRows == rows.size && ds.readDeletionFile(d) == bitmap)
+    }
+  }
+}
