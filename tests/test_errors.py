@@ -10,7 +10,8 @@ from pyspark.errors import IllegalArgumentException
 def write_table(spark, path):
     spark.range(20_000, numPartitions=1).selectExpr("id", "cast(id as string) as s", "id * 0.5 as x") \
         .write.format("fermion").option("stripeRows", "5000").save(path)
-    files = [os.path.join(path, n) for n in os.listdir(path) if n.endswith(".fermion")]
+    data = os.path.join(path, "data")
+    files = [os.path.join(data, n) for n in os.listdir(data) if n.endswith(".fermion")]
     assert len(files) == 1
     return files[0]
 

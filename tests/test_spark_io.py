@@ -9,7 +9,8 @@ from conftest import assert_same_as_parquet, rows_of
 
 
 def data_files(path):
-    return sorted(n for n in os.listdir(path) if n.endswith(".fermion"))
+    """The data files of a dataset (under data/; a manifest decides which belong to a version)."""
+    return sorted(n for n in os.listdir(os.path.join(path, "data")) if n.endswith(".fermion"))
 
 
 def test_many_tasks_files_and_input_partitions(spark, tmp_table):

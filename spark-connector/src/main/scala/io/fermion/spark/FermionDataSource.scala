@@ -5,6 +5,7 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import io.fermion.spark.catalog.FermionPathCatalog
+import io.fermion.core.dataset.TableSnapshot
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{Identifier, SupportsCatalogOptions, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
@@ -41,8 +42,28 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
       throw new IllegalArgumentException(s"Fermion tables are not partitioned (yet); remove PARTITIONED BY / partitionBy(${partitioning.mkString(", ")})")
     val props = properties.asScala.toMap
     SparkTypeMapping.validate(schema)
-    new FermionTable(FermionOptions.tablePath(props), schema, acceptAnySchema = false)
+    val path = FermionOptions.tablePath(props)
+    new FermionTable(path, schema, acceptAnySchema = false, () => TableSnapshot.load(path, FermionTableSchema.hadoopConf()))
   }
+
+  /** `versionAsOf` (a version number) or `tag` (a tag's version) of a DataFrame read. */
+  override def extractTimeTravelVersion(options: CaseInsensitiveStringMap): java.util.Optional[String] = {
+    val map = options.asScala.toMap
+    FermionOptions.timeTravel(map) match {
+      case Some(FermionOptions.AtVersion(v)) => java.util.Optional.of(v.toString)
+      case Some(FermionOptions.AtTag(tag)) =>
+        val dataset = new io.fermion.core.dataset.FermionDataset(new org.apache.hadoop.fs.Path(FermionOptions.tablePath(map)), FermionTableSchema.hadoopConf())
+        java.util.Optional.of(dataset.resolve(None, None, Some(tag)).get.version.toString)
+      case _ => java.util.Optional.empty()
+    }
+  }
+
+  /** `timestampAsOf` of a DataFrame read, a timestamp string Spark parses in the session time zone. */
+  override def extractTimeTravelTimestamp(options: CaseInsensitiveStringMap): java.util.Optional[String] =
+    FermionOptions.timeTravel(options.asScala.toMap) match {
+      case Some(FermionOptions.AtTimestamp(ts)) => java.util.Optional.of(ts)
+      case _ => java.util.Optional.empty()
+    }
 
   override def extractIdentifier(options: CaseInsensitiveStringMap): Identifier = {
     val map = options.asScala.toMap

@@ -26,13 +26,37 @@ object FermionOptions {
   /** Rejects keys that are neither read nor write options; called where Spark first hands over the
     * options of a DataFrame read or write, before anything is created; bad values fail here too. */
   def checkKnown(options: Map[String, String]): Unit = {
-    check("read or write", options, ReaderOptions.Keys.all ++ WriterOptions.Keys.all)
+    check("read or write", options, ReaderOptions.Keys.all ++ TimeTravelKeys ++ WriterOptions.Keys.all)
+    timeTravel(options)
     ReaderOptions.parse(options)
     WriterOptions.parse(options)
   }
 
+  /** Time-travel read options: at most one of them. */
+  val VersionAsOf = "versionAsOf"
+  val TimestampAsOf = "timestampAsOf"
+  val Tag = "tag"
+  val TimeTravelKeys: Seq[String] = Seq(VersionAsOf, TimestampAsOf, Tag)
+
+  sealed trait TimeTravel
+  final case class AtVersion(version: Long) extends TimeTravel
+  final case class AtTimestamp(timestamp: String) extends TimeTravel
+  final case class AtTag(tag: String) extends TimeTravel
+
+  def timeTravel(options: Map[String, String]): Option[TimeTravel] = {
+    val lower = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
+    val given = TimeTravelKeys.flatMap(k => lower.get(k.toLowerCase(Locale.ROOT)).map(k -> _))
+    if (given.size > 1) throw new IllegalArgumentException(s"Give at most one of ${TimeTravelKeys.mkString(", ")}; got ${given.map(_._1).mkString(", ")}")
+    given.headOption.map {
+      case (VersionAsOf, v) => AtVersion(v.trim.toLongOption.filter(_ >= 1).getOrElse(
+        throw new IllegalArgumentException(s"Invalid value '$v' for option '$VersionAsOf': expected a version number (1, 2, ...)")))
+      case (TimestampAsOf, v) => AtTimestamp(v)
+      case (_, v) => AtTag(v)
+    }
+  }
+
   def readerOptions(options: Map[String, String]): ReaderOptions = {
-    check("read", options, ReaderOptions.Keys.all)
+    check("read", options, ReaderOptions.Keys.all ++ TimeTravelKeys)
     ReaderOptions.parse(options)
   }
 

@@ -4,23 +4,29 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.spark.read.FermionScanBuilder
+import io.fermion.core.dataset.TableSnapshot
+import io.fermion.spark.read.{FermionScanBuilder, RowAddress}
 import io.fermion.spark.write.FermionWriteBuilder
-import org.apache.spark.sql.connector.catalog.{Column, SupportsRead, SupportsWrite, TableCapability}
+import org.apache.spark.sql.connector.catalog._
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.ScanBuilder
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
-/** A directory of Fermion files seen as one table.
+/** A Fermion dataset (or a plain directory of Fermion files) seen as one table, at the version
+  * `snapshot` holds.
   *
   * `acceptAnySchema` is set for path-based DataFrame writes: the DataFrame's own columns are
   * written (the first write defines the table; an append must match it by name and type, checked
-  * in [[FermionWriteBuilder]]). Catalog tables keep Spark's by-position INSERT semantics. */
-final class FermionTable(val path: String, tableSchema: StructType, acceptAnySchema: Boolean)
-    extends SupportsRead with SupportsWrite {
+  * in [[FermionWriteBuilder]]). Catalog tables keep Spark's by-position INSERT semantics.
+  * `_rowaddr` (fragment id << 32 | row offset in the fragment) is a metadata column. */
+final class FermionTable(val path: String, tableSchema: StructType, acceptAnySchema: Boolean, snapshotOf: () => TableSnapshot)
+    extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsDeleteV2 {
 
-  override def name(): String = s"fermion.`$path`"
+  lazy val snapshot: TableSnapshot = snapshotOf()
+
+  override def name(): String = s"fermion.`$path`" + snapshot.version.map(v => s"@v$v").getOrElse("")
 
   override def columns(): Array[Column] = tableSchema.fields.map(f => Column.create(f.name, f.dataType, f.nullable))
 
@@ -33,11 +39,22 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
     caps.asJava
   }
 
+  override def metadataColumns(): Array[MetadataColumn] = Array(RowAddress.Column)
+
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new FermionScanBuilder(path, tableSchema, FermionOptions.readerOptions(options.asScala.toMap))
+    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(options.asScala.toMap))
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     val options = info.options().asScala.toMap
-    new FermionWriteBuilder(path, tableSchema, info, FermionOptions.writerOptions(options), checkAppendSchema = acceptAnySchema)
+    new FermionWriteBuilder(path, snapshot, tableSchema, info, FermionOptions.writerOptions(options), checkAppendSchema = acceptAnySchema)
+  }
+
+  override def canDeleteWhere(predicates: Array[Predicate]): Boolean = true
+
+  /** `DELETE FROM`: deletion files for the matching rows, committed as a new version. */
+  override def deleteWhere(predicates: Array[Predicate]): Unit = {
+    val builder = new org.apache.spark.sql.connector.util.V2ExpressionSQLBuilder
+    val condition = if (predicates.isEmpty) "true" else predicates.map(p => s"(${builder.build(p)})").mkString(" AND ")
+    FermionDatasets.delete(org.apache.spark.sql.SparkSession.active, path, condition)
   }
 }

@@ -1,19 +1,16 @@
 package io.fermion.spark
 
-import io.fermion.core.read.{FermionFileReader, ReaderOptions}
-import io.fermion.core.table.DataFileListing
+import io.fermion.core.dataset.TableSnapshot
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
 
-/** The Spark schema of a path-based table: the schema of its first data file. */
+/** The Spark schema of a table: the dataset version's schema, or the first file's for a plain
+  * directory of Fermion files. */
 object FermionTableSchema {
   def hadoopConf(): Configuration = new Configuration(SparkSession.active.sparkContext.hadoopConfiguration)
 
-  def infer(path: String, conf: Configuration): Option[StructType] =
-    DataFileListing.list(new Path(path), conf).headOption.map { file =>
-      val reader = FermionFileReader.open(file.getPath, conf, ReaderOptions())
-      try SparkTypeMapping.toSpark(reader.schema) finally reader.close()
-    }
+  def of(snapshot: TableSnapshot): Option[StructType] = snapshot.schema.map(SparkTypeMapping.toSpark)
+
+  def infer(path: String, conf: Configuration): Option[StructType] = of(TableSnapshot.load(path, conf))
 }

@@ -102,17 +102,19 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     spark.range(1).write.format("fermion").save(f)
     val e5 = intercept[IllegalArgumentException](spark.read.format("fermion").option("tailPrefetch", "1").load(f).collect())
     assert(e5.getMessage.contains("tailPrefetch"))
-    assert(!new java.io.File(f + "/" + io.fermion.core.table.DirectoryCommitProtocol.StagingDirName).exists())
+    assert(new java.io.File(f + "/_versions").list().count(_.endsWith(".manifest")) == 1)
   }
 
   test("a failing job leaves no visible output") {
     val f = tempPath("fermion")
     spark.range(5).toDF("x").write.format("fermion").save(f)
+    val before = new java.io.File(f + "/data").list().toSet
     val boom = udf((x: Long) => if (x == 7777) throw new RuntimeException("boom") else x)
     intercept[Exception](spark.range(0, 10000, 1, 4).select(boom(col("id")).as("x")).write.format("fermion").mode("append").save(f))
     assert(spark.read.format("fermion").load(f).count() == 5)
-    val files = new java.io.File(f).list().toSeq
-    assert(files.forall(n => !n.startsWith("_fermion_staging")), files)
+    assert(new java.io.File(f + "/_versions").list().count(_.endsWith(".manifest")) == 1, "the failed job committed no version")
+    val files = new java.io.File(f + "/data").list().toSeq
+    assert(files.toSet == before, s"the failed job's task files were deleted on abort: $files")
   }
 
   test("nested columns round-trip and match Parquet; nested pruning reaches the scan") {

@@ -2,7 +2,7 @@ package io.fermion.core.schema
 
 /** The logical types a Fermion column can have. Each has a stable one-byte id written into the
   * schema (docs/format.md, "Schema"); ids are never reused. */
-sealed abstract class FermionType(val id: Int, val name: String) {
+sealed abstract class FermionType(val id: Int, val name: String) extends Serializable {
   override def toString: String = name
 }
 

@@ -4,7 +4,7 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.table.DataFileListing
+import io.fermion.core.dataset.TableSnapshot
 import io.fermion.spark.{FermionTable, FermionTableSchema, SparkTypeMapping}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
@@ -25,28 +25,38 @@ class FermionPathCatalog extends TableCatalog {
 
   private def pathOf(ident: Identifier): String = ident.name()
 
-  private def existingSchema(path: String): Option[StructType] =
-    FermionTableSchema.infer(path, FermionTableSchema.hadoopConf())
+  private def snapshotAt(path: String, version: Option[Long] = None, timestampMillis: Option[Long] = None): TableSnapshot =
+    TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis)
 
-  /** Reads: the path must hold Fermion data. */
-  override def loadTable(ident: Identifier): Table = {
-    val path = pathOf(ident)
-    val schema = existingSchema(path).getOrElse {
+  /** Reads: the path must hold a Fermion dataset or Fermion files. */
+  override def loadTable(ident: Identifier): Table = readable(pathOf(ident), snapshotAt(pathOf(ident)))
+
+  /** Time travel: `versionAsOf` / `tag` (DataFrame reads) arrive here as a version string. */
+  override def loadTable(ident: Identifier, version: String): Table = {
+    val v = version.toLongOption.getOrElse(throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'"))
+    readable(pathOf(ident), snapshotAt(pathOf(ident), version = Some(v)))
+  }
+
+  /** Time travel by `timestampAsOf`: Spark passes microseconds since the epoch. */
+  override def loadTable(ident: Identifier, timestamp: Long): Table =
+    readable(pathOf(ident), snapshotAt(pathOf(ident), timestampMillis = Some(Math.floorDiv(timestamp, 1000L))))
+
+  private def readable(path: String, snapshot: TableSnapshot): Table = {
+    val schema = FermionTableSchema.of(snapshot).getOrElse {
       val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), FermionTableSchema.hadoopConf())
-      val why = if (fs.exists(new Path(path))) "it holds no Fermion data files" else "the path does not exist"
+      val why = if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
       throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
     }
-    new FermionTable(path, schema, acceptAnySchema = true)
+    new FermionTable(path, schema, acceptAnySchema = true, () => snapshot)
   }
 
   /** Writes (append, overwrite): an empty or missing path is a table with no columns yet. */
   override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
-    val path = pathOf(ident)
-    new FermionTable(path, existingSchema(path).getOrElse(new StructType()), acceptAnySchema = true)
+    val snapshot = snapshotAt(pathOf(ident))
+    new FermionTable(pathOf(ident), FermionTableSchema.of(snapshot).getOrElse(new StructType()), acceptAnySchema = true, () => snapshot)
   }
 
-  override def tableExists(ident: Identifier): Boolean =
-    DataFileListing.list(new Path(pathOf(ident)), FermionTableSchema.hadoopConf()).nonEmpty
+  override def tableExists(ident: Identifier): Boolean = snapshotAt(pathOf(ident)).schema.nonEmpty
 
   override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform], properties: util.Map[String, String]): Table =
     create(ident, StructType(columns.map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable))), partitions)
@@ -60,7 +70,8 @@ class FermionPathCatalog extends TableCatalog {
       throw new IllegalArgumentException(s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})")
     SparkTypeMapping.validate(schema)
     // Nothing is created here: the write's commit creates the directory with its first files.
-    new FermionTable(pathOf(ident), schema, acceptAnySchema = true)
+    val path = pathOf(ident)
+    new FermionTable(path, schema, acceptAnySchema = true, () => snapshotAt(path))
   }
 
   override def alterTable(ident: Identifier, changes: TableChange*): Table =

@@ -1,7 +1,7 @@
 package io.fermion.spark.read
 
 import io.fermion.core.read.{FermionFileReader, FileAggregates, ReaderOptions}
-import io.fermion.core.table.DataFileListing
+import io.fermion.core.dataset.TableSnapshot
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.InternalRow
@@ -40,29 +40,33 @@ object MetadataAggregate {
 
 /** The scan that replaces reading data when every aggregate is answered from metadata: one
   * partial result row per file; Spark combines them (sum of counts, min of mins, ...). */
-final class FermionAggregateScan(path: String, aggregates: IndexedSeq[MetadataAggregate], readerOptions: ReaderOptions)
+final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq[MetadataAggregate], readerOptions: ReaderOptions)
     extends Scan with Batch {
   override def readSchema(): StructType =
     StructType(aggregates.zipWithIndex.map { case (a, i) => StructField(s"agg$i", a.outputType) })
-  override def description(): String = s"FermionScan $path MetadataAggregates: ${aggregates.mkString(", ")}"
+  override def description(): String = s"FermionScan ${snapshot.root} MetadataAggregates: ${aggregates.mkString(", ")}"
   override def toBatch: Batch = this
 
   override def planInputPartitions(): Array[InputPartition] =
-    DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
-      .map(f => FermionInputPartition(IndexedSeq(FileSplit(f.getPath.toString, 0, f.getLen, f.getLen))): InputPartition).toArray
+    snapshot.files.map(f => FermionInputPartition(IndexedSeq(FileSplit(f.path, 0, f.length, f.length, f.fragmentId))): InputPartition).toArray
+
+  /** Dataset columns are found in files by field id (a renamed column keeps its id). */
+  private val columnIds: Map[String, Int] =
+    snapshot.manifest.map(_.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.fieldId).toMap).getOrElse(Map.empty)
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionAggregateReaderFactory(aggregates, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
+    new FermionAggregateReaderFactory(aggregates, columnIds, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
 }
 
-final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], conf: SerializableHadoopConf, readerOptions: ReaderOptions)
+final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], columnIds: Map[String, Int], conf: SerializableHadoopConf,
+                                          readerOptions: ReaderOptions)
     extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
     private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
     private var done = false
     private lazy val row: InternalRow = {
       val reader = FermionFileReader.open(new Path(file), conf.value, readerOptions)
-      try new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a)).toArray)
+      try new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a, columnIds)).toArray)
       finally reader.close()
     }
     override def next(): Boolean = { val r = !done; done = true; r }
@@ -74,13 +78,17 @@ final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggrega
 object FermionAggregateReaderFactory {
   import MetadataAggregate._
 
-  private def column(reader: FermionFileReader, name: String): Option[Int] = reader.schema.indexOf(name)
+  private def column(reader: FermionFileReader, name: String, ids: Map[String, Int]): Option[Int] =
+    ids.get(name.toLowerCase(java.util.Locale.ROOT)) match {
+      case Some(id) => Some(reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0)
+      case None => reader.schema.indexOf(name)
+    }
 
-  def value(reader: FermionFileReader, a: MetadataAggregate): Any = a match {
+  def value(reader: FermionFileReader, a: MetadataAggregate, ids: Map[String, Int]): Any = a match {
     case CountRows() => FileAggregates.rowCount(reader)
-    case CountColumn(c) => column(reader, c).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L)
-    case MinOf(c, t) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._1, t)).orNull
-    case MaxOf(c, t) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._2, t)).orNull
+    case CountColumn(c) => column(reader, c, ids).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L)
+    case MinOf(c, t) => column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._1, t)).orNull
+    case MaxOf(c, t) => column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._2, t)).orNull
   }
 
   /** A statistics value in Spark's internal representation of `t`. */

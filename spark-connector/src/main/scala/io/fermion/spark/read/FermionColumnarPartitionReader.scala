@@ -1,5 +1,6 @@
 package io.fermion.spark.read
 
+import io.fermion.core.dataset.FermionDataset
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions}
 import io.fermion.core.read.filter.{FilterExpr, StripeFilter}
 import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
@@ -14,10 +15,11 @@ import org.apache.spark.sql.connector.read.PartitionReader
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.roaringbitmap.RoaringBitmap
 
 /** Reads the splits of one partition one after another (small files are packed together). */
-final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, filter: Option[FilterExpr],
-                                           conf: Configuration, readerOptions: ReaderOptions)
+final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
+                                           datasetRoot: String, filter: Option[FilterExpr], conf: Configuration, readerOptions: ReaderOptions)
     extends PartitionReader[ColumnarBatch] {
   private val allocator: BufferAllocator =
     FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.splits.headOption.map(_.file).getOrElse("")}", 0, Long.MaxValue)
@@ -30,7 +32,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
       if (split != null && split.next()) return true
       closeSplit()
       if (nextSplit >= part.splits.size) return false
-      split = FileSplitReader.open(part.splits(nextSplit), readSchema, filter, conf, readerOptions, allocator)
+      split = FileSplitReader.open(part.splits(nextSplit), readSchema, readFieldIds, datasetRoot, filter, conf, readerOptions, allocator)
       nextSplit += 1
     }
     false
@@ -56,10 +58,13 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
 }
 
 /** Reads the stripes of one file split, one ColumnarBatch per stripe. Columns are matched to the
-  * file by name (case-insensitively); a column the file lacks reads as nulls, a column whose type
-  * differs is an error naming the file. */
-final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, readSchema: StructType,
-                                     filter: Option[FilterExpr], allocator: BufferAllocator) {
+  * file by field id for a dataset (`readFieldIds`), else by name (case-insensitively); a column the
+  * file lacks reads as nulls, a column whose type differs is an error naming the file. Rows of the
+  * fragment's deletion file are dropped from each batch; `_rowaddr` is computed. */
+final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
+                                     deleted: Option[RoaringBitmap], filter: Option[FilterExpr], allocator: BufferAllocator) {
+  /** Row offset of each stripe's first row within the file (= within the fragment). */
+  private val stripeFirstRow: Array[Long] = (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
   private val ownStripes = (0 until reader.numStripes).filter { s =>
     val off = reader.stripes.dataOffset(s)
     off >= part.start && off < part.start + part.length
@@ -70,7 +75,10 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     case None => ownStripes
   }
   /** For each requested column, its index in the file, or -1 when the file does not have it. */
-  private val fileColumns: IndexedSeq[Int] = readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).getOrElse(-1))
+  private val fileColumns: IndexedSeq[Int] = readFieldIds match {
+    case Some(ids) => ids.map(id => if (id < 0) -1 else reader.schema.fields.indexWhere(_.fieldId == id))
+    case None => readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).getOrElse(-1))
+  }
   /** What to decode of each present column: the requested (possibly nested-pruned) part. */
   private val present: IndexedSeq[(Int, ProjectedNode)] = readSchema.fields.toIndexedSeq.zip(fileColumns).collect {
     case (f, i) if i >= 0 =>
@@ -94,17 +102,33 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     val rows = reader.stripes.rowCount(stripe)
     // Top-level arrays and maps are read as lengths first, their elements only if touched; once a
     // query has touched a column's elements, later stripes read that column whole at once.
-    val deferred = present.map { case (c, node) => FermionColumnarPartitionReader.defersElements(node) && !elementsUsed.contains(c) }
+    val first = stripeFirstRow(stripe)
+    val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
+    // Deleted rows are cut out of whole vectors, so their elements cannot stay deferred.
+    val deferred = present.map { case (c, node) => gone == 0 && FermionColumnarPartitionReader.defersElements(node) && !elementsUsed.contains(c) }
     val decoded = reader.readStripeProjected(stripe, present.zip(deferred).map { case ((c, node), d) =>
       if (d) c -> node.withoutElements else c -> node
     }, allocator)
-    vectors = decoded
+    val keptRows: Array[Int] = if (gone == 0) null else (0 until rows).filterNot(i => deleted.get.contains((first + i).toInt)).toArray
+    val batchVectors = if (keptRows == null) decoded else decoded.map(v => DeletedRows.compact(v, keptRows, allocator))
+    val addresses = readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.Name).map { _ =>
+      val a = new org.apache.arrow.vector.BigIntVector(RowAddress.Name, allocator)
+      val n = if (keptRows == null) rows else keptRows.length
+      a.allocateNew(n)
+      var r = 0
+      while (r < n) { a.set(r, RowAddress.of(part.fragmentId, first + (if (keptRows == null) r else keptRows(r)))); r += 1 }
+      a.setValueCount(n)
+      a
+    }
+    vectors = batchVectors ++ addresses
+    val outRows = if (keptRows == null) rows else keptRows.length
     var k = 0
     val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
-      if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, rows): ColumnVector
+      if (fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.Name) DirectArrowColumnVector.of(addresses.get, readSchema.fields(i).dataType)
+      else if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, outRows): ColumnVector
       else {
         val (c, node) = present(k)
-        val v = decoded(k)
+        val v = batchVectors(k)
         k += 1
         if (deferred(k - 1))
           new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[IntVector],
@@ -112,7 +136,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         else DirectArrowColumnVector.of(v, readSchema.fields(i).dataType)
       }
     }.toArray
-    current = new ColumnarBatch(columns, rows)
+    current = new ColumnarBatch(columns, outRows)
     true
   }
 
@@ -139,10 +163,11 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
 object FileSplitReader {
   /** Opens the split's file; if the file does not fit the requested schema, closes it again. */
-  def open(part: FileSplit, readSchema: StructType, filter: Option[FilterExpr], conf: Configuration,
-           readerOptions: ReaderOptions, allocator: BufferAllocator): FileSplitReader = {
+  def open(part: FileSplit, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], datasetRoot: String, filter: Option[FilterExpr],
+           conf: Configuration, readerOptions: ReaderOptions, allocator: BufferAllocator): FileSplitReader = {
+    val deleted = part.deletion.map(d => new FermionDataset(new Path(datasetRoot), conf).readDeletionFile(d))
     val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
-    try new FileSplitReader(part, reader, readSchema, filter, allocator)
+    try new FileSplitReader(part, reader, readSchema, readFieldIds, deleted, filter, allocator)
     catch { case t: Throwable => reader.close(); throw t }
   }
 }

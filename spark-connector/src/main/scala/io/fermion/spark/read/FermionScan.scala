@@ -2,7 +2,7 @@ package io.fermion.spark.read
 
 import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
-import io.fermion.core.table.DataFileListing
+import io.fermion.core.dataset.TableSnapshot
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.spark.sql.connector.metric.CustomMetric
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf}
@@ -15,23 +15,32 @@ import org.apache.spark.sql.types.StructType
 
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
-final class FermionScan(path: String, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions)
+final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions)
     extends Scan with Batch with SupportsReportStatistics {
 
   override def readSchema(): StructType = readSchema
   override def description(): String =
-    s"FermionScan $path [${readSchema.fieldNames.mkString(", ")}]" + filter.map(f => s" StripeFilter: $f").getOrElse("")
+    s"FermionScan ${snapshot.root}${snapshot.version.map(v => s" version $v").getOrElse("")} [${readSchema.fieldNames.mkString(", ")}]" +
+      filter.map(f => s" StripeFilter: $f").getOrElse("")
 
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
 
-  /** Listed once per scan: statistics and planning both need it, and listing an object store is slow. */
-  private lazy val files = DataFileListing.list(new Path(path), FermionTableSchema.hadoopConf())
+  private def files = snapshot.files
+
+  /** For a dataset, the field id of each read column (files are matched by id, so renamed columns
+    * still find their data); -1 for `_rowaddr`. None for plain directories (matched by name). */
+  private val readFieldIds: Option[IndexedSeq[Int]] = snapshot.manifest.map { m =>
+    readSchema.fields.toIndexedSeq.map { f =>
+      if (f.name == RowAddress.Name) -1
+      else m.schema.indexOf(f.name).map(i => m.schema.fields(i).fieldId).getOrElse(-2)
+    }
+  }
 
   /** Bytes on disk scaled by the share of the row width the scan reads (as Spark's file sources
     * estimate), so that joins with small Fermion tables can be broadcast. */
   override def estimateStatistics(): Statistics = {
-    val total = files.map(_.getLen).sum
+    val total = files.map(_.length).sum
     val share = if (tableSchema.isEmpty) 1.0 else readSchema.defaultSize.toDouble / tableSchema.defaultSize
     val bytes = math.max(1L, (total * math.min(1.0, share)).toLong)
     new Statistics {
@@ -47,13 +56,13 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
     val conf = SQLConf.get
     val openCost = conf.filesOpenCostInBytes
     val parallelism = math.max(1, org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
-    val total = files.map(_.getLen + openCost).sum
+    val total = files.map(_.length + openCost).sum
     val maxSplit = math.max(1L, math.min(conf.filesMaxPartitionBytes, math.max(openCost, total / parallelism)))
     val splits = files.flatMap { f =>
-      val len = f.getLen
+      val len = f.length
       (0L until math.max(1L, (len + maxSplit - 1) / maxSplit)).map { i =>
         val start = i * maxSplit
-        FileSplit(f.getPath.toString, start, math.min(maxSplit, len - start), len)
+        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion)
       }
     }.sortBy(-_.length)
     val partitions = scala.collection.mutable.ArrayBuffer.empty[InputPartition]
@@ -72,11 +81,13 @@ final class FermionScan(path: String, tableSchema: StructType, readSchema: Struc
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
+    new FermionPartitionReaderFactory(readSchema, readFieldIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
 }
 
-/** A byte range of one data file: the stripes whose data starts in [start, start + length). */
-final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long)
+/** A byte range of one data file: the stripes whose data starts in [start, start + length); the
+  * file's fragment and that fragment's deletion file (path relative to the dataset root). */
+final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long, fragmentId: Long = 0,
+                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None)
 
 /** The splits one task reads, in order. */
 final case class FermionInputPartition(splits: IndexedSeq[FileSplit]) extends InputPartition

@@ -1,5 +1,6 @@
 package io.fermion.spark.read
 
+import io.fermion.core.dataset.TableSnapshot
 import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import org.apache.spark.sql.connector.expressions.filter.Predicate
@@ -11,7 +12,7 @@ import org.apache.spark.sql.types.StructType
   * predicate pushdown: predicates that translate are used to skip whole stripes from their
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
-final class FermionScanBuilder(path: String, tableSchema: StructType, readerOptions: ReaderOptions)
+final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType, readerOptions: ReaderOptions)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates {
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
@@ -35,12 +36,14 @@ final class FermionScanBuilder(path: String, tableSchema: StructType, readerOpti
   /** COUNT(*), COUNT(col), MIN and MAX (exact statistics only) without GROUP BY are answered from
     * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
   override def pushAggregation(aggregation: Aggregation): Boolean = {
-    aggregates = if (readerOptions.filterPushdown) MetadataAggregate.plan(aggregation, tableSchema) else None
+    // File statistics count deleted rows too: with deletions, aggregates need the rows.
+    val deletions = snapshot.files.exists(_.deletion.nonEmpty)
+    aggregates = if (readerOptions.filterPushdown && !deletions) MetadataAggregate.plan(aggregation, tableSchema) else None
     aggregates.isDefined
   }
 
   override def build(): Scan = aggregates match {
-    case Some(aggs) => new FermionAggregateScan(path, aggs, readerOptions)
-    case None => new FermionScan(path, tableSchema, required, filter, readerOptions)
+    case Some(aggs) => new FermionAggregateScan(snapshot, aggs, readerOptions)
+    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions)
   }
 }

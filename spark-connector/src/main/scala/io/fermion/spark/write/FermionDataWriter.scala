@@ -1,9 +1,7 @@
 package io.fermion.spark.write
 
-import io.fermion.core.schema.ArrowSchemaMapping
-import io.fermion.core.table.DirectoryCommitProtocol
+import io.fermion.core.schema.{ArrowSchemaMapping, FermionSchema}
 import io.fermion.core.write.{FermionFileWriter, WriterOptions}
-import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.read.FermionColumnarPartitionReader
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.hadoop.conf.Configuration
@@ -15,8 +13,8 @@ import org.apache.spark.sql.types.StructType
 
 /** One task's writer: rows are gathered into Arrow batches by Spark's own ArrowWriter and handed
   * to the core file writer, which buffers a stripe and writes pages. */
-final class FermionDataWriter(protocol: DirectoryCommitProtocol, file: Path, schema: StructType, options: WriterOptions, conf: Configuration) extends DataWriter[InternalRow] {
-  private val fermionSchema = SparkTypeMapping.toFermion(schema)
+final class FermionDataWriter(relativePath: String, file: Path, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions,
+                              conf: Configuration) extends DataWriter[InternalRow] {
   private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
   private val arrow = ArrowWriter.create(root)
@@ -40,12 +38,12 @@ final class FermionDataWriter(protocol: DirectoryCommitProtocol, file: Path, sch
   override def commit(): WriterCommitMessage = {
     flushBatch()
     writer.close()
-    FermionCommitMessage(file.getName, writer.rowsWritten, writer.bytesWritten)
+    FermionCommitMessage(relativePath, writer.rowsWritten, writer.bytesWritten)
   }
 
   override def abort(): Unit = {
     try close()
-    finally protocol.abortTask(file)
+    finally io.fermion.core.storage.FileSystems.forPath(file, conf).delete(file, false)
   }
 
   override def close(): Unit = if (!closed) {

@@ -1,6 +1,7 @@
 package io.fermion.spark.write
 
-import io.fermion.core.table.DirectoryCommitProtocol
+import io.fermion.core.dataset.FermionDataset
+import io.fermion.core.schema.FermionSchema
 import io.fermion.core.write.WriterOptions
 import io.fermion.spark.SerializableHadoopConf
 import org.apache.hadoop.fs.Path
@@ -8,11 +9,11 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory}
 import org.apache.spark.sql.types.StructType
 
-/** Serialised to executors; each task gets a writer for its own staged file. */
-final class FermionDataWriterFactory(path: String, jobId: String, schema: StructType, options: WriterOptions, conf: SerializableHadoopConf)
+/** Serialised to executors; each task attempt writes a new data file of its own. */
+final class FermionDataWriterFactory(path: String, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions, conf: SerializableHadoopConf)
     extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
-    val protocol = new DirectoryCommitProtocol(new Path(path), jobId, conf.value)
-    new FermionDataWriter(protocol, protocol.taskFile(partitionId, taskId), schema, options, conf.value)
+    val (relative, file) = new FermionDataset(new Path(path), conf.value).newDataFile()
+    new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value)
   }
 }

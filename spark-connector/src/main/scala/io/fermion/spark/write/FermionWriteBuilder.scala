@@ -2,6 +2,7 @@ package io.fermion.spark.write
 
 import java.util.Locale
 
+import io.fermion.core.dataset.{DatasetLayout, SchemaIds, TableSnapshot}
 import io.fermion.core.write.WriterOptions
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
@@ -10,7 +11,8 @@ import org.apache.spark.sql.types.StructType
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
   * same columns and types as the data already there), and whether it replaces the table's files
   * (truncate = overwrite mode). */
-final class FermionWriteBuilder(path: String, tableSchema: StructType, info: LogicalWriteInfo, options: WriterOptions, checkAppendSchema: Boolean)
+final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSchema: StructType, info: LogicalWriteInfo, options: WriterOptions,
+                                checkAppendSchema: Boolean)
     extends WriteBuilder with SupportsTruncate {
   private var overwrite = false
 
@@ -21,9 +23,18 @@ final class FermionWriteBuilder(path: String, tableSchema: StructType, info: Log
     SparkTypeMapping.validate(schema)
     if (checkAppendSchema && !overwrite && tableSchema.nonEmpty) FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
     val settings = FieldWriteSettings.resolve(schema, options)
+    // Appends keep the dataset's field ids; an overwrite starts the schema afresh.
+    val fresh = SparkTypeMapping.toFermion(schema)
+    val fermionSchema = snapshot.manifest match {
+      case Some(m) if !overwrite => SchemaIds.assignFrom(m.schema, fresh)
+      case _ => fresh
+    }
+    if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
+      throw new IllegalArgumentException(s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path")
     new Write {
       override def toBatch: BatchWrite =
-        new FermionBatchWrite(path, schema, settings, overwrite, info.queryId(), new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+        new FermionBatchWrite(path, schema, fermionSchema, settings, overwrite, snapshot.version.getOrElse(0L),
+          new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }
   }

@@ -1,0 +1,62 @@
+"""Operations on a Fermion dataset beyond reads and writes: history, tags, deletes and
+metadata-only schema changes. A thin wrapper: the JVM (``io.fermion.spark.FermionDatasets``)
+does the work; every change commits a new version.
+
+    from fermion_spark.dataset import FermionDataset
+
+    ds = FermionDataset(spark, "/data/events")
+    ds.delete("country = 'XX'")           # deletion files, no data rewritten
+    ds.add_columns("score double")         # existing rows read null
+    ds.rename_column("ts", "event_time")   # files are matched by field id
+    ds.versions().show()                   # version, timestamp, operation, fragments, rows, tags
+    spark.read.format("fermion").option("versionAsOf", 1).load("/data/events")
+"""
+from typing import Dict, Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+
+
+class FermionDataset:
+    """A Fermion dataset at ``path`` (a directory written with ``format("fermion")``)."""
+
+    def __init__(self, spark: SparkSession, path: str):
+        self._spark = spark
+        self.path = path
+        self._jvm = spark.sparkContext._jvm.io.fermion.spark.FermionDatasets
+
+    def versions(self) -> DataFrame:
+        """One row per version: version, timestamp, operation, fragments, rows, tags."""
+        return DataFrame(self._jvm.versions(self._spark._jsparkSession, self.path), self._spark)
+
+    def latest_version(self) -> int:
+        return int(self._jvm.latestVersion(self.path))
+
+    def count_rows(self) -> int:
+        """Rows of the latest version (from the manifest: no data is read)."""
+        return int(self._jvm.rowCount(self.path))
+
+    def tags(self) -> Dict[str, int]:
+        return {k: int(v) for k, v in dict(self._jvm.tags(self.path)).items()}
+
+    def create_tag(self, tag: str, version: int) -> None:
+        """Names a version; read it with ``.option("tag", tag)``."""
+        self._jvm.createTag(self.path, tag, int(version))
+
+    def delete_tag(self, tag: str) -> None:
+        self._jvm.deleteTag(self.path, tag)
+
+    def delete(self, condition: str) -> int:
+        """Deletes the rows matching a SQL condition; returns how many were deleted."""
+        return int(self._jvm.delete(self._spark._jsparkSession, self.path, condition))
+
+    def add_columns(self, ddl: str) -> int:
+        """Adds nullable columns given as DDL (``"score double, note string"``); returns the new version."""
+        return int(self._jvm.addColumns(self._spark._jsparkSession, self.path, ddl))
+
+    def drop_columns(self, columns: Iterable[str]) -> int:
+        """Drops columns from the schema (metadata only); returns the new version."""
+        return int(self._jvm.dropColumns(self.path, list(columns)))
+
+    def rename_column(self, old: str, new: str) -> int:
+        """Renames a top-level column (metadata only); returns the new version."""
+        return int(self._jvm.renameColumn(self.path, old, new))

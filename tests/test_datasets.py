@@ -1,0 +1,228 @@
+"""Fermion datasets end to end: versions from every write, time travel, deletes (API and SQL),
+metadata-only schema changes, tags, `_rowaddr`, and concurrent writers in threads and processes."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from pyspark.sql import functions as F
+
+from conftest import rows_of
+from fermion_spark.dataset import FermionDataset
+
+
+def ids(df):
+    return sorted(r[0] for r in df.select("id").collect())
+
+
+def test_every_write_is_a_version_and_old_versions_stay_readable(spark, tmp_table):
+    path = tmp_table()
+    spark.range(10).write.format("fermion").save(path)
+    spark.range(10, 15).write.format("fermion").mode("append").save(path)
+    spark.range(100, 103).selectExpr("id", "cast(id as string) as s").write.format("fermion").mode("overwrite").save(path)
+    ds = FermionDataset(spark, path)
+    hist = ds.versions().orderBy("version").collect()
+    assert [(r.version, r.operation, r.rows) for r in hist] == [(1, "append", 10), (2, "append", 15), (3, "overwrite", 3)]
+    assert os.path.isdir(os.path.join(path, "_versions")) and os.path.isdir(os.path.join(path, "_transactions"))
+    def read():  # a fresh reader each time: DataFrameReader.option mutates the reader
+        return spark.read.format("fermion")
+    assert ids(read().option("versionAsOf", 1).load(path)) == list(range(10))
+    assert ids(read().option("versionAsOf", 2).load(path)) == list(range(15))
+    latest = read().load(path)
+    assert latest.columns == ["id", "s"] and ids(latest) == [100, 101, 102]
+    assert read().option("versionAsOf", 2).load(path).columns == ["id"], "time travel returns the old schema too"
+    # by time: the version current at version 2's commit time
+    ts = hist[1].timestamp.strftime("%Y-%m-%d %H:%M:%S.%f")
+    assert ids(read().option("timestampAsOf", ts).load(path)) == list(range(15))
+    # by tag
+    ds.create_tag("before-overwrite", 2)
+    assert ds.tags() == {"before-overwrite": 2}
+    assert ids(read().option("tag", "before-overwrite").load(path)) == list(range(15))
+    with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+        read().option("versionAsOf", 9).load(path).collect()
+    with pytest.raises(Exception, match="at most one of"):
+        read().option("versionAsOf", 1).option("tag", "x").load(path).collect()
+
+
+def test_delete_by_predicate_and_time_travel_before_it(spark, tmp_table):
+    path = tmp_table()
+    df = spark.range(0, 50_000, 1, 4).selectExpr("id", "id % 7 as k", "array(id, id) as a", "named_struct('x', id) as st")
+    df.write.format("fermion").option("stripeRows", "3000").save(path)
+    ds = FermionDataset(spark, path)
+    assert ds.delete("k = 3") == len([i for i in range(50_000) if i % 7 == 3])
+    after = spark.read.format("fermion").load(path)
+    expected = [i for i in range(50_000) if i % 7 != 3]
+    assert ids(after) == expected
+    assert after.count() == len(expected), "COUNT(*) must not come from file statistics once rows are deleted"
+    assert after.agg(F.min("k"), F.max("k"), F.sum("a")[0] if False else F.sum(F.col("st.x"))).collect()[0] == (0, 6, sum(expected))
+    assert rows_of(after.where("id < 20")) == rows_of(df.where("id < 20 and k != 3"))
+    # a second delete on the same fragments merges with the first deletion file
+    assert ds.delete("id >= 49990") == len([i for i in range(49990, 50_000) if i % 7 != 3])
+    assert ids(spark.read.format("fermion").load(path)) == [i for i in expected if i < 49990]
+    assert ids(spark.read.format("fermion").option("versionAsOf", 1).load(path)) == list(range(50_000))
+    assert ds.delete("id < 0") == 0, "nothing matched: no new version"
+    assert ds.latest_version() == 3
+    # deleting every row of a fragment drops the fragment
+    ds.delete("true")
+    assert spark.read.format("fermion").load(path).count() == 0 and ds.count_rows() == 0
+    assert ds.versions().orderBy("version").collect()[-1].fragments == 0
+
+
+def test_sql_delete_from_a_catalog_table(spark, tmp_table):
+    path = tmp_table()
+    spark.range(1000).selectExpr("id", "id % 10 as k").write.format("fermion").save(path)
+    spark.sql(f"CREATE TABLE del_t USING fermion LOCATION '{path}'")
+    try:
+        spark.sql("DELETE FROM del_t WHERE k = 4 OR id > 990")
+        got = ids(spark.table("del_t"))
+        assert got == [i for i in range(1000) if i % 10 != 4 and i <= 990]
+        assert ids(spark.read.format("fermion").option("versionAsOf", 1).load(path)) == list(range(1000))
+    finally:
+        spark.sql("DROP TABLE del_t")
+
+
+def test_rowaddr_metadata_column(spark, tmp_table):
+    path = tmp_table()
+    spark.range(0, 1000, 1, 2).write.format("fermion").option("stripeRows", "100").save(path)
+    rows = spark.read.format("fermion").load(path).select("id", "_rowaddr").collect()
+    addr = {r.id: r._rowaddr for r in rows}
+    assert len(set(addr.values())) == 1000
+    frags = {a >> 32 for a in addr.values()}
+    assert frags == {1, 2}
+    offsets = sorted(a & 0xFFFFFFFF for a in addr.values() if a >> 32 == 1)
+    assert offsets == list(range(len(offsets))), "offsets count the rows of the fragment"
+
+
+def test_schema_changes_are_metadata_only(spark, tmp_table):
+    path = tmp_table()
+    spark.range(100).selectExpr("id", "id * 2 as v", "cast(id as string) as s").write.format("fermion").save(path)
+    data_dir = os.path.join(path, "data")
+    files_before = sorted(os.listdir(data_dir))
+    ds = FermionDataset(spark, path)
+    ds.add_columns("score double, tags array<string>")
+    added = spark.read.format("fermion").load(path)
+    assert added.columns == ["id", "v", "s", "score", "tags"]
+    assert added.where("score is null and tags is null").count() == 100
+    spark.range(100, 105).selectExpr("id", "id * 2 as v", "cast(id as string) as s", "id / 2 as score", "array('a') as tags") \
+        .write.format("fermion").mode("append").save(path)
+    assert spark.read.format("fermion").load(path).where("score is not null").count() == 5
+    ds.rename_column("v", "doubled")
+    renamed = spark.read.format("fermion").load(path)
+    assert renamed.columns == ["id", "doubled", "s", "score", "tags"]
+    assert sorted(r.doubled for r in renamed.collect()) == [2 * i for i in range(105)]
+    assert renamed.where("doubled = 40").select("id").collect()[0].id == 20, "pushdown follows the renamed column"
+    ds.drop_columns(["s"])
+    dropped = spark.read.format("fermion").load(path)
+    assert dropped.columns == ["id", "doubled", "score", "tags"]
+    ds.add_columns("s string")
+    assert spark.read.format("fermion").load(path).where("s is not null").count() == 0, "a re-added column does not resurrect old data"
+    assert set(files_before) <= set(os.listdir(data_dir)), "no schema change rewrote a data file"
+    assert spark.read.format("fermion").option("versionAsOf", 1).load(path).columns == ["id", "v", "s"]
+    with pytest.raises(Exception, match="already has one"):
+        ds.add_columns("id bigint")
+    with pytest.raises(Exception, match="no such column"):
+        ds.rename_column("nope", "x")
+
+
+def test_concurrent_appends_from_threads_all_land(spark, tmp_table):
+    path = tmp_table()
+    spark.range(0).write.format("fermion").save(path)
+    errors = []
+
+    def append(i):
+        try:
+            spark.range(i * 1000, i * 1000 + 100).write.format("fermion").mode("append").save(path)
+        except Exception as e:  # noqa: BLE001 - collected and asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(6)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors, errors
+    assert ids(spark.read.format("fermion").load(path)) == sorted(i * 1000 + j for i in range(6) for j in range(100))
+    assert FermionDataset(spark, path).latest_version() == 7
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from pyspark.sql import SparkSession
+    from fermion_spark import configure_spark_with_fermion
+    path, worker, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    spark = configure_spark_with_fermion(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")).getOrCreate()
+    from fermion_spark.dataset import FermionDataset
+    ds = FermionDataset(spark, path)
+    for i in range(n):
+        start = worker * 1_000_000 + i * 100
+        spark.range(start, start + 100).write.format("fermion").mode("append").save(path)
+        print("appended", start, flush=True)
+        try:
+            ds.delete(f"id = {start}")
+            print("deleted", start, flush=True)
+        except Exception as e:
+            if "FermionCommitConflictException" not in str(e):
+                raise
+            print("conflict", start, flush=True)
+    spark.stop()
+""")
+
+
+def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
+    path = tmp_table()
+    spark.range(0).write.format("fermion").save(path)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    procs = [subprocess.Popen([sys.executable, str(script), path, str(w), "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for w in range(3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    expected = set()
+    for out, _ in outs:
+        for line in out.splitlines():
+            word, start = line.split()
+            start = int(start)
+            if word == "appended":
+                expected |= set(range(start, start + 100))
+            elif word == "deleted":
+                expected.discard(start)
+    assert len(expected) >= 3 * 4 * 99
+    assert set(ids(spark.read.format("fermion").load(path))) == expected
+    ds = FermionDataset(spark, path)
+    for v in range(1, ds.latest_version() + 1):  # every version stays readable
+        spark.read.format("fermion").option("versionAsOf", v).load(path).count()
+
+
+KILLED = textwrap.dedent("""
+    import sys
+    from pyspark.sql import SparkSession
+    from fermion_spark import configure_spark_with_fermion
+    path = sys.argv[1]
+    spark = configure_spark_with_fermion(SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")).getOrCreate()
+    i = 0
+    while True:
+        spark.range(i * 100_000, (i + 1) * 100_000, 1, 4).selectExpr("id", "uuid() as u").write.format("fermion").mode("append").save(path)
+        print("committed", i, flush=True)
+        i += 1
+""")
+
+
+def test_a_killed_writer_leaves_the_last_committed_version_readable(spark, tmp_table, tmp_path):
+    path = tmp_table()
+    spark.range(0).write.format("fermion").save(path)
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED)
+    for delay in (12, 17):
+        p = subprocess.Popen([sys.executable, str(script), path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(delay)
+        p.kill()
+        p.communicate()
+        df = spark.read.format("fermion").load(path)
+        n = df.count()
+        assert n % 100_000 == 0
+        assert df.select(F.countDistinct("id")).collect()[0][0] == n
+        v = FermionDataset(spark, path).latest_version()
+        for old in range(1, v + 1):
+            spark.read.format("fermion").option("versionAsOf", old).load(path).count()
