@@ -84,6 +84,71 @@ def test_sql_delete_from_a_catalog_table(spark, tmp_table):
         spark.sql("DROP TABLE del_t")
 
 
+def test_sql_time_travel_and_alter_table(spark, tmp_table):
+    path = tmp_table()
+    spark.range(5).selectExpr("id", "id * 10 as v").write.format("fermion").save(path)
+    spark.sql(f"CREATE TABLE tt USING fermion LOCATION '{path}'")
+    try:
+        spark.sql("INSERT INTO tt VALUES (5, 50), (6, 60)")
+        spark.sql("DELETE FROM tt WHERE id = 0")
+        assert ids(spark.sql("SELECT * FROM tt VERSION AS OF 1")) == list(range(5))
+        assert ids(spark.sql("SELECT * FROM tt VERSION AS OF 2")) == list(range(7))
+        assert ids(spark.sql("SELECT * FROM tt")) == list(range(1, 7))
+        ts = FermionDataset(spark, path).versions().where("version = 2").collect()[0].timestamp
+        assert ids(spark.sql(f"SELECT * FROM tt TIMESTAMP AS OF '{ts}'")) == list(range(7))
+        spark.sql("ALTER TABLE tt ADD COLUMNS (note string)")
+        spark.sql("ALTER TABLE tt RENAME COLUMN v TO ten_times")
+        assert spark.table("tt").columns == ["id", "ten_times", "note"]
+        assert spark.read.format("fermion").load(path).columns == ["id", "ten_times", "note"]
+        spark.sql("INSERT INTO tt VALUES (7, 70, 'seven')")
+        assert [tuple(r) for r in spark.sql("SELECT id, ten_times, note FROM tt WHERE id >= 6 ORDER BY id").collect()] == \
+            [(6, 60, None), (7, 70, "seven")]
+        spark.sql("ALTER TABLE tt DROP COLUMN note")
+        assert spark.table("tt").columns == ["id", "ten_times"]
+        assert spark.sql("SELECT * FROM tt VERSION AS OF 1").columns == ["id", "v"]
+        with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+            spark.sql("SELECT * FROM tt VERSION AS OF 99").collect()
+    finally:
+        spark.sql("DROP TABLE tt")
+    # tables of other formats keep Spark's own behaviour in the same catalog
+    spark.sql("CREATE TABLE plain_pq (id bigint) USING parquet")
+    try:
+        spark.sql("INSERT INTO plain_pq VALUES (1)")
+        spark.sql("ALTER TABLE plain_pq ADD COLUMNS (x int)")
+        assert spark.table("plain_pq").columns == ["id", "x"]
+    finally:
+        spark.sql("DROP TABLE plain_pq")
+
+
+def test_compaction_and_cleanup(spark, tmp_table):
+    path = tmp_table()
+    for i in range(6):
+        spark.range(i * 100, i * 100 + 100, 1, 2).selectExpr("id", "id % 5 as k").write.format("fermion").mode("append").save(path)
+    ds = FermionDataset(spark, path)
+    ds.delete("k = 0")
+    ds.drop_columns(["k"])
+    before = ds.latest_version()
+    expected = [i for i in range(600) if i % 5 != 0]
+    assert ds.versions().where(f"version = {before}").collect()[0].fragments == 12
+    after = ds.compact(target_rows=250)
+    hist = ds.versions().orderBy("version").collect()
+    assert after == before + 1 and hist[-1].operation == "compact" and hist[-1].fragments == 2
+    assert ids(spark.read.format("fermion").load(path)) == expected
+    assert spark.read.format("fermion").load(path).count() == len(expected)
+    assert ds.compact(target_rows=250) == after, "nothing left to compact"
+    assert ids(spark.read.format("fermion").option("versionAsOf", 3).load(path)) == list(range(300))
+    ds.create_tag("third", 3)
+    data_files = len(os.listdir(os.path.join(path, "data")))
+    removed = ds.cleanup(retain_hours=0)
+    assert removed["versions"] == after - 2, removed  # all but the latest and the tagged one
+    assert removed["files"] > 0 and len(os.listdir(os.path.join(path, "data"))) < data_files
+    assert [r.version for r in ds.versions().orderBy("version").collect()] == [3, after]
+    assert ids(spark.read.format("fermion").load(path)) == expected
+    assert ids(spark.read.format("fermion").option("tag", "third").load(path)) == list(range(300))
+    with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+        spark.read.format("fermion").option("versionAsOf", 2).load(path).collect()
+
+
 def test_rowaddr_metadata_column(spark, tmp_table):
     path = tmp_table()
     spark.range(0, 1000, 1, 2).write.format("fermion").option("stripeRows", "100").save(path)

@@ -57,6 +57,10 @@ def test_configure_adds_the_jar_everywhere():
     assert b._options["spark.jars"] == "/other.jar," + jar_path()
     assert b._options["spark.driver.extraClassPath"] == jar_path()
     assert b._options["spark.executor.extraClassPath"] == jar_path()
+    assert b._options["spark.sql.catalog.spark_catalog"] == fermion_spark.SESSION_CATALOG
+    other = Builder()
+    other._options["spark.sql.catalog.spark_catalog"] = "my.Catalog"
+    assert fermion_spark.configure_spark_with_fermion(other)._options["spark.sql.catalog.spark_catalog"] == "my.Catalog"
 
 
 def test_cli(capsys):

@@ -10,6 +10,9 @@ __version__ = "0.1.0"
 #: The PySpark (and Spark) line this jar is built for.
 SPARK_VERSION = "4.3"
 
+#: Fermion's extension of Spark's session catalog (SQL time travel and ALTER TABLE on Fermion tables).
+SESSION_CATALOG = "io.fermion.spark.catalog.FermionSessionCatalog"
+
 _JAR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 
 
@@ -66,6 +69,11 @@ def configure_spark_with_fermion(builder):
             SparkSession.builder.master("local[*]")).getOrCreate()
         spark.range(5).write.format("fermion").save("/tmp/fermion-demo")
 
+    It also installs Fermion's session catalog extension as ``spark_catalog`` (unless another one is
+    configured), which gives tables ``USING fermion`` SQL time travel (``VERSION AS OF`` /
+    ``TIMESTAMP AS OF``) and ``ALTER TABLE ... ADD COLUMNS / DROP COLUMN / RENAME COLUMN``; every
+    other table is Spark's own catalog's.
+
     Call it before ``getOrCreate()``: a running JVM cannot gain the jar afterwards.
     Raises FermionSetupError when the installed PySpark is not 4.3.x or the jar is missing.
     """
@@ -77,6 +85,8 @@ def configure_spark_with_fermion(builder):
         "spark.driver.extraClassPath", _append(options.get("spark.driver.extraClassPath"), jar, os.pathsep))
     builder = builder.config(
         "spark.executor.extraClassPath", _append(options.get("spark.executor.extraClassPath"), jar, os.pathsep))
+    if "spark.sql.catalog.spark_catalog" not in options:
+        builder = builder.config("spark.sql.catalog.spark_catalog", SESSION_CATALOG)
     return builder
 
 

@@ -9,6 +9,8 @@ does the work; every change commits a new version.
     ds.add_columns("score double")         # existing rows read null
     ds.rename_column("ts", "event_time")   # files are matched by field id
     ds.versions().show()                   # version, timestamp, operation, fragments, rows, tags
+    ds.compact(target_rows=1_000_000)      # merge small fragments, drop deleted rows
+    ds.cleanup(retain_hours=24 * 7)        # remove old versions and unreferenced files
     spark.read.format("fermion").option("versionAsOf", 1).load("/data/events")
 """
 from typing import Dict, Iterable
@@ -60,3 +62,14 @@ class FermionDataset:
     def rename_column(self, old: str, new: str) -> int:
         """Renames a top-level column (metadata only); returns the new version."""
         return int(self._jvm.renameColumn(self.path, old, new))
+
+    def compact(self, target_rows: int = 1_000_000) -> int:
+        """Rewrites small fragments and fragments with deleted rows into fragments of about
+        ``target_rows`` rows (a Spark job, shown in the UI); returns the version after it."""
+        return int(self._jvm.compact(self._spark._jsparkSession, self.path, int(target_rows)))
+
+    def cleanup(self, retain_hours: float = 168.0) -> Dict[str, int]:
+        """Removes versions older than ``retain_hours`` (never the latest or a tagged one) and files
+        no remaining version references. Returns counts of what was removed."""
+        r = self._jvm.cleanup(self.path, float(retain_hours))
+        return {"versions": int(r._1()), "files": int(r._2()), "bytes": int(r._3())}

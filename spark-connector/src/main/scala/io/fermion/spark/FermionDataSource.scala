@@ -43,7 +43,10 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     val props = properties.asScala.toMap
     SparkTypeMapping.validate(schema)
     val path = FermionOptions.tablePath(props)
-    new FermionTable(path, schema, acceptAnySchema = false, () => TableSnapshot.load(path, FermionTableSchema.hadoopConf()))
+    // A dataset's own schema wins over the catalog's copy, which schema changes made through the
+    // dataset API (or another session) leave behind.
+    val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
+    new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(schema), acceptAnySchema = false, () => snapshot)
   }
 
   /** `versionAsOf` (a version number) or `tag` (a tag's version) of a DataFrame read. */

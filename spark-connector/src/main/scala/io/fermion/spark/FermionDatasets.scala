@@ -125,5 +125,51 @@ object FermionDatasets {
     ds.commit(base.version, Operation.Project(FermionSchema(fields), s"rename column $from to $to")).version
   }
 
+  /** Rewrites small fragments and fragments with deleted rows into fragments of about `targetRows`
+    * rows, dropping deleted rows and the data of dropped columns; returns the new version, or the
+    * current one when nothing needed compacting. Readers of older versions are unaffected. */
+  def compact(spark: SparkSession, path: String, targetRows: Long): Long = {
+    require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
+    val ds = open(path)
+    val base = ds.latest().get
+    val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
+    val rows = candidates.map(_.rowCount).sum
+    val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
+    // Worth it when deleted rows go away or fragments merge into fewer.
+    if (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size) return base.version
+    val ids = candidates.map(_.id).mkString(",")
+    val sc = spark.sparkContext
+    val previous = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(s"Fermion compaction of ${candidates.size} fragments ($rows rows) into $outputs at $path")
+    try {
+      spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.FragmentsOption, ids).load(path)
+        .coalesce(outputs)
+        .write.format("fermion").mode("append")
+        .option(Compaction.FragmentsOption, ids).option(Compaction.ReadVersionOption, base.version.toString)
+        .save(path)
+    } finally sc.setJobDescription(previous)
+    ds.latestVersion().get
+  }
+
+  /** Removes versions older than `retainHours` (never the latest or a tagged one) and the files no
+    * remaining version references; returns (versions removed, files removed, bytes removed). */
+  def cleanup(path: String, retainHours: Double): (Int, Int, Long) = {
+    require(retainHours >= 0, s"retainHours must not be negative, got $retainHours")
+    val r = open(path).cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
+    (r.versionsRemoved, r.filesRemoved, r.bytesRemoved)
+  }
+
   private[spark] def fieldOf(schema: FermionSchema, name: String): Option[FermionField] = schema.indexOf(name).map(schema.fields)
+}
+
+/** Internal options that tie a compaction's read (only the chosen fragments) to its write
+  * (committed as a compaction of those fragments over the version read). */
+object Compaction {
+  val FragmentsOption = "__fermionCompactFragments"
+  val ReadVersionOption = "__fermionCompactReadVersion"
+
+  def fragments(options: Map[String, String]): Option[Set[Long]] =
+    options.find(_._1.equalsIgnoreCase(FragmentsOption)).map(_._2.split(",").filter(_.nonEmpty).map(_.toLong).toSet)
+  def readVersion(options: Map[String, String]): Option[Long] =
+    options.find(_._1.equalsIgnoreCase(ReadVersionOption)).map(_._2.toLong)
 }

@@ -41,8 +41,14 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
 
   override def metadataColumns(): Array[MetadataColumn] = Array(RowAddress.Column)
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(options.asScala.toMap))
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
+    val map = options.asScala.toMap
+    val scanned = Compaction.fragments(map) match {
+      case Some(ids) => snapshot.copy(files = snapshot.files.filter(f => ids.contains(f.fragmentId)))
+      case None => snapshot
+    }
+    new FermionScanBuilder(scanned, tableSchema, FermionOptions.readerOptions(map))
+  }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     val options = info.options().asScala.toMap

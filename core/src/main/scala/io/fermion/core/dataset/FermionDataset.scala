@@ -149,6 +149,39 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     throw new FermionCommitConflictException(name, readVersion, checked, s"and later: gave up after $maxAttempts attempts under contention")
   }
 
+  // ---- cleanup ----
+
+  /** Removes versions committed before `cutoffMillis` (never the latest, never a tagged one), then
+    * every file under `data/`, `_deletions/` and `_transactions/` that no remaining version
+    * references and that is older than the cutoff (so files of writes still in flight survive).
+    * Time travel to a removed version then fails with FermionVersionNotFoundException. */
+  def cleanup(cutoffMillis: Long): CleanupResult = {
+    val all = versionNumbers()
+    if (all.isEmpty) return CleanupResult(0, 0, 0)
+    val tagged = tags.values.toSet
+    val latestV = all.last
+    val manifests = all.map(v => v -> manifest(v)).toMap
+    val (gone, kept) = all.partition(v => v != latestV && !tagged.contains(v) && manifests(v).timestampMillis < cutoffMillis)
+    gone.foreach(v => fs.delete(DatasetLayout.manifest(root, v), false))
+    val referenced = kept.flatMap { v =>
+      val m = manifests(v)
+      m.fragments.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path)) :+ s"${DatasetLayout.TransactionsDir}/${m.transactionFile}"
+    }.map(p => new Path(root, p).toUri.getPath).toSet
+    var files = 0
+    var bytes = 0L
+    for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
+      val statuses = try fs.listStatus(new Path(root, dir)).toSeq catch { case _: FileNotFoundException => Nil }
+      statuses.filter(s => s.isFile && s.getModificationTime < cutoffMillis && !referenced.contains(s.getPath.toUri.getPath)).foreach { s =>
+        if (fs.delete(s.getPath, false)) { files += 1; bytes += s.getLen }
+      }
+    }
+    // Leftovers of publish attempts that crashed between writing and linking.
+    try fs.listStatus(DatasetLayout.versions(root)).filter(s => s.getPath.getName.startsWith(".tmp-") && s.getModificationTime < cutoffMillis)
+      .foreach(s => fs.delete(s.getPath, false))
+    catch { case _: FileNotFoundException => }
+    CleanupResult(gone.size, files, bytes)
+  }
+
   /** Whether `op` may still be applied after `version` committed. */
   private def checkCompatible(readVersion: Long, op: Operation, version: Long, readSchema: Option[FermionSchema]): Unit = {
     val m = manifest(version)
@@ -194,3 +227,6 @@ object FermionDataset {
     a.fields.size == b.fields.size && a.fields.zip(b.fields).forall { case (x, y) => same(x, y) }
   }
 }
+
+/** What [[FermionDataset.cleanup]] removed. */
+final case class CleanupResult(versionsRemoved: Int, filesRemoved: Int, bytesRemoved: Long)

@@ -2,6 +2,8 @@ package io.fermion.spark.write
 
 import java.util.Locale
 
+import scala.jdk.CollectionConverters._
+
 import io.fermion.core.dataset.{DatasetLayout, SchemaIds, TableSnapshot}
 import io.fermion.core.write.WriterOptions
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
@@ -34,7 +36,7 @@ final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSche
     new Write {
       override def toBatch: BatchWrite =
         new FermionBatchWrite(path, schema, fermionSchema, settings, overwrite, snapshot.version.getOrElse(0L),
-          new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+          new SerializableHadoopConf(FermionTableSchema.hadoopConf()), FermionBatchWrite.compactionOf(info.options().asScala.toMap))
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }
   }
