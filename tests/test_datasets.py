@@ -149,6 +149,29 @@ def test_compaction_and_cleanup(spark, tmp_table):
         spark.read.format("fermion").option("versionAsOf", 2).load(path).collect()
 
 
+def test_stable_row_ids(spark, tmp_table):
+    path = tmp_table()
+    spark.range(0, 100, 1, 2).write.format("fermion").option("stableRowIds", "true").save(path)
+    spark.range(100, 150).write.format("fermion").mode("append").save(path)
+
+    def row_ids():
+        return {r.id: r._rowid for r in spark.read.format("fermion").load(path).select("id", "_rowid").collect()}
+
+    first = row_ids()
+    assert sorted(first.values()) == list(range(150)), "ids are dense, in commit order"
+    FermionDataset(spark, path).delete("id % 3 = 0")
+    after = row_ids()
+    assert all(after[k] == first[k] for k in after) and len(after) == 100, "a delete keeps every other row's id"
+    spark.range(150, 160).write.format("fermion").mode("append").save(path)
+    newest = row_ids()
+    assert sorted(v for k, v in newest.items() if k >= 150) == list(range(150, 160)), "ids are never reused"
+    with pytest.raises(Exception, match="stable row ids"):
+        FermionDataset(spark, path).compact(target_rows=1000)
+    plain = tmp_table()
+    spark.range(5).write.format("fermion").save(plain)
+    assert {r._rowid for r in spark.read.format("fermion").load(plain).select("_rowid").collect()} == {None}
+
+
 def test_rowaddr_metadata_column(spark, tmp_table):
     path = tmp_table()
     spark.range(0, 1000, 1, 2).write.format("fermion").option("stripeRows", "100").save(path)

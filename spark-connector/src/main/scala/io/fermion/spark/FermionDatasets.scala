@@ -132,6 +132,8 @@ object FermionDatasets {
     require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
     val ds = open(path)
     val base = ds.latest().get
+    if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
+      throw new UnsupportedOperationException(s"Compaction of a dataset with stable row ids is not supported yet ('$path')")
     val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
     val rows = candidates.map(_.rowCount).sum
     val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt

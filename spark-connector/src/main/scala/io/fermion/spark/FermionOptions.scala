@@ -26,7 +26,8 @@ object FermionOptions {
   /** Rejects keys that are neither read nor write options; called where Spark first hands over the
     * options of a DataFrame read or write, before anything is created; bad values fail here too. */
   def checkKnown(options: Map[String, String]): Unit = {
-    check("read or write", options, ReaderOptions.Keys.all ++ TimeTravelKeys ++ WriterOptions.Keys.all)
+    check("read or write", options, ReaderOptions.Keys.all ++ TimeTravelKeys ++ WriterOptions.Keys.all :+ StableRowIds)
+    datasetConfig(options)
     timeTravel(options)
     ReaderOptions.parse(options)
     WriterOptions.parse(options)
@@ -37,6 +38,14 @@ object FermionOptions {
   val TimestampAsOf = "timestampAsOf"
   val Tag = "tag"
   val TimeTravelKeys: Seq[String] = Seq(VersionAsOf, TimestampAsOf, Tag)
+  /** Write option, used when a write creates (or overwrites) a dataset: assign stable row ids. */
+  val StableRowIds = "stableRowIds"
+
+  /** The manifest config a write asks for. */
+  def datasetConfig(options: Map[String, String]): Map[String, String] =
+    options.find(_._1.equalsIgnoreCase(StableRowIds)).map { case (k, v) =>
+      io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> io.fermion.core.write.OptionValues.bool(k, v).toString
+    }.toMap
 
   sealed trait TimeTravel
   final case class AtVersion(version: Long) extends TimeTravel
@@ -61,7 +70,7 @@ object FermionOptions {
   }
 
   def writerOptions(options: Map[String, String]): WriterOptions = {
-    check("write", options, WriterOptions.Keys.all)
+    check("write", options, WriterOptions.Keys.all :+ StableRowIds)
     WriterOptions.parse(options)
   }
 

@@ -39,7 +39,7 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
     caps.asJava
   }
 
-  override def metadataColumns(): Array[MetadataColumn] = Array(RowAddress.Column)
+  override def metadataColumns(): Array[MetadataColumn] = Array(RowAddress.Column, RowAddress.RowIdColumn)
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     val map = options.asScala.toMap

@@ -203,20 +203,34 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 object FermionDataset {
   val emptyManifest: Manifest = Manifest(0, 0, 0, 0, FermionSchema(IndexedSeq.empty), IndexedSeq.empty, 0, 0, "", "")
 
+  /** Manifest config key: the dataset assigns stable row ids (set when it is created). */
+  val StableRowIdsConfig = "fermion.stableRowIds"
+
   def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
-    val applied = op.apply(base)
+    val mergedConfig = base.config ++ config
+    val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
+    if (rowIds && op.isInstanceOf[Operation.Compact])
+      throw new UnsupportedOperationException("compaction of a dataset with stable row ids is not supported yet (it would have to carry each row's id)")
+    val applied0 = op.apply(base)
+    // Stable row ids: new fragments take the next ids in row order; ids are never reused.
+    var nextRowId = base.nextRowId
+    val applied = if (!rowIds) applied0 else applied0.copy(fragments = applied0.fragments.map { f =>
+      if (f.rowIdStart.nonEmpty) f else { val start = nextRowId; nextRowId += f.physicalRows; f.copy(rowIdStart = Some(start)) }
+    })
     val fragmentIds = applied.fragments.map(_.id)
     val deletions = applied.fragments.exists(_.deletion.nonEmpty)
+    val rowIdFlag = if (rowIds) Manifest.FeatureStableRowIds else 0L
     applied.copy(
       version = base.version + 1,
       timestampMillis = math.max(System.currentTimeMillis(), base.timestampMillis + 1),
-      readerFeatures = if (deletions) base.readerFeatures | Manifest.FeatureDeletionFiles else base.readerFeatures & ~Manifest.FeatureDeletionFiles,
-      writerFeatures = if (deletions) base.writerFeatures | Manifest.FeatureDeletionFiles else base.writerFeatures & ~Manifest.FeatureDeletionFiles,
+      readerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag,
+      writerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag,
       maxFragmentId = (base.maxFragmentId +: fragmentIds).max,
+      nextRowId = nextRowId,
       transactionFile = txnName,
       operation = op.name,
       tag = "",
-      config = base.config ++ config)
+      config = mergedConfig)
   }
 
   /** Same names, types and field ids at every level (nullability may differ). */

@@ -10,7 +10,7 @@ import org.apache.hadoop.fs.Path
 
 /** One data file of a snapshot, with what a reader needs beyond the file itself: its fragment,
   * where its rows start in the fragment, and the fragment's deletion file. */
-final case class SnapshotFile(path: String, length: Long, fragmentId: Long, deletion: Option[DeletionFile])
+final case class SnapshotFile(path: String, length: Long, fragmentId: Long, deletion: Option[DeletionFile], rowIdStart: Option[Long] = None)
 
 /** What a scan reads: a dataset version (files from the manifest, columns matched to files by
   * field id) or, for a directory of Fermion files without `_versions/` or a single file, the files
@@ -56,7 +56,7 @@ object TableSnapshot {
           case _: FileNotFoundException =>
             throw new InvalidFermionDatasetException(dataset.name, d.path, s"data file of fragment ${f.id} in version ${m.version} is missing")
         })
-        SnapshotFile(p.toString, len, f.id, f.deletion)
+        SnapshotFile(p.toString, len, f.id, f.deletion, f.rowIdStart)
       }
     }
     TableSnapshot(dataset.name, Some(m.schema), Some(m), files)

@@ -120,11 +120,24 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
       a.setValueCount(n)
       a
     }
-    vectors = batchVectors ++ addresses
+    val rowIds = readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.RowIdName).flatMap { _ =>
+      part.rowIdStart.map { start =>
+        val a = new org.apache.arrow.vector.BigIntVector(RowAddress.RowIdName, allocator)
+        val n = if (keptRows == null) rows else keptRows.length
+        a.allocateNew(n)
+        var r = 0
+        while (r < n) { a.set(r, start + first + (if (keptRows == null) r else keptRows(r))); r += 1 }
+        a.setValueCount(n)
+        a
+      }
+    }
+    vectors = batchVectors ++ addresses ++ rowIds
     val outRows = if (keptRows == null) rows else keptRows.length
     var k = 0
     val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
       if (fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.Name) DirectArrowColumnVector.of(addresses.get, readSchema.fields(i).dataType)
+      else if (fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.RowIdName && rowIds.nonEmpty)
+        DirectArrowColumnVector.of(rowIds.get, readSchema.fields(i).dataType)
       else if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, outRows): ColumnVector
       else {
         val (c, node) = present(k)

@@ -32,7 +32,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
     * still find their data); -1 for `_rowaddr`. None for plain directories (matched by name). */
   private val readFieldIds: Option[IndexedSeq[Int]] = snapshot.manifest.map { m =>
     readSchema.fields.toIndexedSeq.map { f =>
-      if (f.name == RowAddress.Name) -1
+      if (f.name == RowAddress.Name || f.name == RowAddress.RowIdName) -1
       else m.schema.indexOf(f.name).map(i => m.schema.fields(i).fieldId).getOrElse(-2)
     }
   }
@@ -62,7 +62,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
       val len = f.length
       (0L until math.max(1L, (len + maxSplit - 1) / maxSplit)).map { i =>
         val start = i * maxSplit
-        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion)
+        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion, f.rowIdStart)
       }
     }.sortBy(-_.length)
     val partitions = scala.collection.mutable.ArrayBuffer.empty[InputPartition]
@@ -87,7 +87,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the
   * file's fragment and that fragment's deletion file (path relative to the dataset root). */
 final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long, fragmentId: Long = 0,
-                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None)
+                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None, rowIdStart: Option[Long] = None)
 
 /** The splits one task reads, in order. */
 final case class FermionInputPartition(splits: IndexedSeq[FileSplit]) extends InputPartition

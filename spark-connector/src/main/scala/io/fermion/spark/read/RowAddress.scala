@@ -16,6 +16,15 @@ object RowAddress {
   }
 
   def of(fragmentId: Long, row: Long): Long = (fragmentId << 32) | row
+
+  /** `_rowid`: the row's stable id, for datasets created with `stableRowIds`; null otherwise. */
+  val RowIdName = "_rowid"
+  val RowIdColumn: MetadataColumn = new MetadataColumn {
+    override def name(): String = RowIdName
+    override def dataType(): DataType = LongType
+    override def isNullable: Boolean = true
+    override def comment(): String = "stable row id (datasets created with stableRowIds)"
+  }
   def fragment(address: Long): Long = address >>> 32
   def row(address: Long): Int = (address & 0xFFFFFFFFL).toInt
 }

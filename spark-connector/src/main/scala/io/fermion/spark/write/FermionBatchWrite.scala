@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.StructType
   * over concurrent compatible commits. On abort the files are deleted. */
 final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: FermionSchema, options: io.fermion.core.write.WriterOptions,
                               overwrite: Boolean, latestVersion: Long, conf: SerializableHadoopConf,
-                              compaction: Option[(Set[Long], Long)] = None) extends BatchWrite {
+                              compaction: Option[(Set[Long], Long)] = None, datasetConfig: Map[String, String] = Map.empty) extends BatchWrite {
   /** A compaction commits over the version it read, not the latest at planning time. */
   private val readVersion = compaction.map(_._2).getOrElse(latestVersion)
 
@@ -35,7 +35,9 @@ final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: F
     else if (overwrite || readVersion == 0) {
       if (readVersion == 0) Operation.Append(fermionSchema, fragments) else Operation.Overwrite(fermionSchema, fragments)
     } else Operation.Append(fermionSchema, fragments)
-    try ds.commit(readVersion, op)
+    // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
+    val config = if (readVersion == 0 || overwrite) datasetConfig else Map.empty[String, String]
+    try ds.commit(readVersion, op, config)
     catch { case t: Throwable => withRows.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
   }
 

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import io.fermion.core.dataset.{DatasetLayout, SchemaIds, TableSnapshot}
 import io.fermion.core.write.WriterOptions
-import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
+import io.fermion.spark.{FermionOptions, FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
 import org.apache.spark.sql.types.StructType
 
@@ -36,7 +36,8 @@ final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSche
     new Write {
       override def toBatch: BatchWrite =
         new FermionBatchWrite(path, schema, fermionSchema, settings, overwrite, snapshot.version.getOrElse(0L),
-          new SerializableHadoopConf(FermionTableSchema.hadoopConf()), FermionBatchWrite.compactionOf(info.options().asScala.toMap))
+          new SerializableHadoopConf(FermionTableSchema.hadoopConf()), FermionBatchWrite.compactionOf(info.options().asScala.toMap),
+          FermionOptions.datasetConfig(info.options().asScala.toMap))
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }
   }
