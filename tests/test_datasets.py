@@ -202,6 +202,15 @@ def test_schema_changes_are_metadata_only(spark, tmp_table):
     assert renamed.columns == ["id", "doubled", "s", "score", "tags"]
     assert sorted(r.doubled for r in renamed.collect()) == [2 * i for i in range(105)]
     assert renamed.where("doubled = 40").select("id").collect()[0].id == 20, "pushdown follows the renamed column"
+    # swap two names: pushdown must follow field ids, not the names the files were written with
+    spark.range(0, 10_000, 1, 1).selectExpr("id as a", "-id as b").write.format("fermion").option("stripeRows", "1000").save(path + "-swap")
+    swap = FermionDataset(spark, path + "-swap")
+    swap.rename_column("a", "tmp")
+    swap.rename_column("b", "a")
+    swap.rename_column("tmp", "b")
+    swapped = spark.read.format("fermion").load(path + "-swap")
+    assert swapped.where("a = -5000").count() == 1 and swapped.where("b = 5000").count() == 1
+    assert swapped.where("b < 10").count() == 10
     ds.drop_columns(["s"])
     dropped = spark.read.format("fermion").load(path)
     assert dropped.columns == ["id", "doubled", "score", "tags"]

@@ -19,6 +19,7 @@ import org.roaringbitmap.RoaringBitmap
 
 /** Reads the splits of one partition one after another (small files are packed together). */
 final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
+                                           columnIds: Option[Map[String, Int]],
                                            datasetRoot: String, filter: Option[FilterExpr], conf: Configuration, readerOptions: ReaderOptions)
     extends PartitionReader[ColumnarBatch] {
   private val allocator: BufferAllocator =
@@ -32,7 +33,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
       if (split != null && split.next()) return true
       closeSplit()
       if (nextSplit >= part.splits.size) return false
-      split = FileSplitReader.open(part.splits(nextSplit), readSchema, readFieldIds, datasetRoot, filter, conf, readerOptions, allocator)
+      split = FileSplitReader.open(part.splits(nextSplit), readSchema, readFieldIds, columnIds, datasetRoot, filter, conf, readerOptions, allocator)
       nextSplit += 1
     }
     false
@@ -62,6 +63,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   * file lacks reads as nulls, a column whose type differs is an error naming the file. Rows of the
   * fragment's deletion file are dropped from each batch; `_rowaddr` is computed. */
 final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
+                                     columnIds: Option[Map[String, Int]],
                                      deleted: Option[RoaringBitmap], filter: Option[FilterExpr], allocator: BufferAllocator) {
   /** Row offset of each stripe's first row within the file (= within the fragment). */
   private val stripeFirstRow: Array[Long] = (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
@@ -70,7 +72,11 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     off >= part.start && off < part.start + part.length
   }
   /** The partition's stripes that the filter's statistics cannot rule out. */
-  private val stripes = filter.map(f => new StripeFilter(reader, f)) match {
+  private def fileColumnOf(name: String): Option[Int] = columnIds match {
+    case Some(ids) => ids.get(name.toLowerCase(java.util.Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0)
+    case None => reader.schema.indexOf(name)
+  }
+  private val stripes = filter.map(f => new StripeFilter(reader, f, fileColumnOf)) match {
     case Some(sf) => ownStripes.filter(sf.mightMatch)
     case None => ownStripes
   }
@@ -176,11 +182,12 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
 object FileSplitReader {
   /** Opens the split's file; if the file does not fit the requested schema, closes it again. */
-  def open(part: FileSplit, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], datasetRoot: String, filter: Option[FilterExpr],
+  def open(part: FileSplit, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], columnIds: Option[Map[String, Int]],
+           datasetRoot: String, filter: Option[FilterExpr],
            conf: Configuration, readerOptions: ReaderOptions, allocator: BufferAllocator): FileSplitReader = {
     val deleted = part.deletion.map(d => new FermionDataset(new Path(datasetRoot), conf).readDeletionFile(d))
     val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
-    try new FileSplitReader(part, reader, readSchema, readFieldIds, deleted, filter, allocator)
+    try new FileSplitReader(part, reader, readSchema, readFieldIds, columnIds, deleted, filter, allocator)
     catch { case t: Throwable => reader.close(); throw t }
   }
 }

@@ -10,7 +10,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /** Serialised to executors; creates the columnar reader of each partition. Reads are columnar
   * only: Spark consumes the Arrow-backed batches directly. */
-final class FermionPartitionReaderFactory(readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], datasetRoot: String,
+final class FermionPartitionReaderFactory(readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], columnIds: Option[Map[String, Int]],
+                                          datasetRoot: String,
                                           filter: Option[FilterExpr], conf: SerializableHadoopConf, readerOptions: ReaderOptions)
     extends PartitionReaderFactory {
 
@@ -20,5 +21,6 @@ final class FermionPartitionReaderFactory(readSchema: StructType, readFieldIds: 
     throw new UnsupportedOperationException("Fermion scans are columnar")
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new FermionColumnarPartitionReader(partition.asInstanceOf[FermionInputPartition], readSchema, readFieldIds, datasetRoot, filter, conf.value, readerOptions)
+    new FermionColumnarPartitionReader(partition.asInstanceOf[FermionInputPartition], readSchema, readFieldIds, columnIds, datasetRoot, filter,
+      conf.value, readerOptions)
 }

@@ -30,6 +30,10 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 
   /** For a dataset, the field id of each read column (files are matched by id, so renamed columns
     * still find their data); -1 for `_rowaddr`. None for plain directories (matched by name). */
+  /** A dataset's top-level field ids by lower-case name (how the stripe filter finds its columns). */
+  private val columnIds: Option[Map[String, Int]] =
+    snapshot.manifest.map(_.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.fieldId).toMap)
+
   private val readFieldIds: Option[IndexedSeq[Int]] = snapshot.manifest.map { m =>
     readSchema.fields.toIndexedSeq.map { f =>
       if (f.name == RowAddress.Name || f.name == RowAddress.RowIdName) -1
@@ -81,7 +85,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, readFieldIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
+    new FermionPartitionReaderFactory(readSchema, readFieldIds, columnIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
 }
 
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the

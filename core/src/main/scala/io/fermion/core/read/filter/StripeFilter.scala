@@ -6,8 +6,11 @@ import io.fermion.core.schema.FermionType
 import io.fermion.core.write.PageStatistics
 
 /** Decides from a stripe's CMB statistics (min, max, null count) whether any row of the stripe can
-  * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no". */
-final class StripeFilter(reader: FermionFileReader, filter: FilterExpr) {
+  * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no".
+  * `column` finds a filter's column in the file: by name by default; a dataset resolves names to
+  * field ids first, so a renamed column is never confused with another that took its old name. */
+final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: String => Option[Int]) {
+  def this(reader: FermionFileReader, filter: FilterExpr) = this(reader, filter, reader.schema.indexOf)
   import FilterExpr._
 
   private val normalized = FilterExpr.normalize(filter)
@@ -27,7 +30,7 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr) {
 
   /** None when the filter cannot use the column (not in the file, nested, no statistics kind). */
   private def stats(column: String, stripe: Int): Option[ColumnStripeStats] =
-    reader.schema.indexOf(column).flatMap { c =>
+    this.column(column).flatMap { c =>
       val field = reader.schema.fields(c)
       if (FermionType.isNested(field.dataType)) None
       else Some(ColumnStripeStats.of(field.dataType, reader.columnMetadata(c), stripe, reader.stripes.rowCount(stripe)))
