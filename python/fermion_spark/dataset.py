@@ -7,6 +7,7 @@ does the work; every change commits a new version.
     ds = FermionDataset(spark, "/data/events")
     ds.delete("country = 'XX'")           # deletion files, no data rewritten
     ds.add_columns("score double")         # existing rows read null
+    ds.add_columns_from({"bucket": "id % 16"})  # new files per fragment, old ones untouched
     ds.rename_column("ts", "event_time")   # files are matched by field id
     ds.versions().show()                   # version, timestamp, operation, fragments, rows, tags
     ds.compact(target_rows=1_000_000)      # merge small fragments, drop deleted rows
@@ -55,6 +56,12 @@ class FermionDataset:
         """Adds nullable columns given as DDL (``"score double, note string"``); returns the new version."""
         return int(self._jvm.addColumns(self._spark._jsparkSession, self.path, ddl))
 
+    def add_columns_from(self, columns: Dict[str, str]) -> int:
+        """Adds columns computed from existing ones, ``{"name": "SQL expression"}``, written as new
+        data files beside the existing ones (which are not rewritten); returns the new version."""
+        names = list(columns.keys())
+        return int(self._jvm.addColumnsFrom(self._spark._jsparkSession, self.path, names, [columns[n] for n in names]))
+
     def drop_columns(self, columns: Iterable[str]) -> int:
         """Drops columns from the schema (metadata only); returns the new version."""
         return int(self._jvm.dropColumns(self.path, list(columns)))
@@ -68,8 +75,9 @@ class FermionDataset:
         ``target_rows`` rows (a Spark job, shown in the UI); returns the version after it."""
         return int(self._jvm.compact(self._spark._jsparkSession, self.path, int(target_rows)))
 
-    def cleanup(self, retain_hours: float = 168.0) -> Dict[str, int]:
+    def cleanup(self, retain_hours: float = 168.0, allow_short_retention: bool = False) -> Dict[str, int]:
         """Removes versions older than ``retain_hours`` (never the latest or a tagged one) and files
-        no remaining version references. Returns counts of what was removed."""
-        r = self._jvm.cleanup(self.path, float(retain_hours))
+        no remaining version references. Returns counts of what was removed. A retention under one
+        hour could remove files of writes still running and needs ``allow_short_retention=True``."""
+        r = self._jvm.cleanup(self.path, float(retain_hours), bool(allow_short_retention))
         return {"versions": int(r._1()), "files": int(r._2()), "bytes": int(r._3())}

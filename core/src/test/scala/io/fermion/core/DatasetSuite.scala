@@ -44,7 +44,8 @@ class DatasetSuite extends AnyFunSuite {
       val m = Manifest(1 + rnd.nextInt(1000), rnd.nextLong(), 1, 1, schema, frags, 99, 1234, "1-x.txn", "append", "t1", Map("a" -> "b", "ü" -> ""))
       assert(ManifestCodec.decode(ManifestCodec.encode(m), "ds", "m") == m)
       for (op <- Seq(Operation.Append(schema, frags), Operation.Overwrite(schema, frags), Operation.Delete(frags, Set(3L, 4L), "id > 3"),
-                     Operation.Project(schema, "add column"), Operation.Compact(Set(1L), frags))) {
+                     Operation.Project(schema, "add column"), Operation.Compact(Set(1L), frags),
+                     Operation.AddColumnFiles(schema, Map(3L -> DataFile("data/x.fermion", IndexedSeq(7, 8))), "add x"))) {
         val t = Transaction(rnd.nextInt(100).toLong, "u", op)
         assert(TransactionCodec.decode(TransactionCodec.encode(t), "ds", "t").contains(t))
       }

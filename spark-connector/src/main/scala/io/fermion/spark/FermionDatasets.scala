@@ -98,9 +98,71 @@ object FermionDatasets {
     added.fields.find(f => existing.contains(f.name.toLowerCase(Locale.ROOT))).foreach { f =>
       throw new IllegalArgumentException(s"Cannot add column `${f.name}` to the Fermion dataset at '$path': it already has one")
     }
-    val fresh = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(StructType(added.fields.map(_.copy(nullable = true)))))
+    val fresh = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(StructType(added.fields.map(_.copy(nullable = true)))), base.lastFieldId)
     val schema = FermionSchema(base.schema.fields ++ fresh.fields)
     ds.commit(base.version, Operation.Project(schema, s"add columns ${added.fieldNames.mkString(", ")}")).version
+  }
+
+  /** Adds columns computed from the existing ones (`names(i)` = SQL expression `expressions(i)`),
+    * written as one new data file per fragment beside the existing ones, which are not rewritten
+    * (zero-copy data evolution). Rows deleted by then read the new columns as null. Returns the
+    * new version. */
+  def addColumnsFrom(spark: SparkSession, path: String, names: java.util.List[String], expressions: java.util.List[String]): Long = {
+    import scala.jdk.CollectionConverters._
+    val cols = names.asScala.toIndexedSeq.zip(expressions.asScala.toIndexedSeq)
+    require(cols.nonEmpty && names.size == expressions.size, "give one expression per new column")
+    val ds = open(path)
+    val base = ds.latest().get
+    val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
+    cols.find(c => existing.contains(c._1.toLowerCase(Locale.ROOT))).foreach { c =>
+      throw new IllegalArgumentException(s"Cannot add column `${c._1}` to the Fermion dataset at '$path': it already has one")
+    }
+    val df = spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.WholeFilesOption, "true").load(path)
+      .selectExpr((RowAddress.Name +: cols.map { case (n, e) => s"$e AS `${n.replace("`", "``")}`" }): _*)
+    val added = StructType(df.schema.fields.drop(1).map(_.copy(nullable = true)))
+    SparkTypeMapping.validate(added)
+    val addedFields = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(added), base.lastFieldId)
+    val conf = new SerializableHadoopConf(FermionTableSchema.hadoopConf())
+    // The stripe layout of each fragment's leading file, which the new files must share.
+    val layouts: Map[Long, IndexedSeq[Int]] = base.fragments.filter(_.physicalRows > 0).map { f =>
+      val r = io.fermion.core.read.FermionFileReader.open(ds.resolvePath(f.files.head.path), conf.value, io.fermion.core.read.ReaderOptions())
+      try f.id -> (0 until r.numStripes).map(r.stripes.rowCount) finally r.close()
+    }.toMap
+    val root = path
+    val types = added.fields.map(_.dataType)
+    val sc = spark.sparkContext
+    val previous = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(s"Fermion: adding ${added.fieldNames.mkString(", ")} to ${base.fragments.size} fragments of $path")
+    val written = try df.queryExecution.toRdd.mapPartitions { rows =>
+      if (!rows.hasNext) Iterator.empty
+      else {
+        val first = rows.next()
+        val fragment = RowAddress.fragment(first.getLong(0))
+        val layout = layouts(fragment)
+        val (relative, file) = new FermionDataset(new Path(root), conf.value).newDataFile()
+        val w = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value, Some(layout))
+        try {
+          val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
+          var next = 0L
+          def emit(r: org.apache.spark.sql.catalyst.InternalRow): Unit = {
+            val offset = RowAddress.row(r.getLong(0)).toLong
+            while (next < offset) { w.write(nulls); next += 1 } // deleted rows
+            w.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i => r.get(i + 1, types(i))).toArray[Any]))
+            next += 1
+          }
+          emit(first)
+          rows.foreach(emit)
+          val total = layout.map(_.toLong).sum
+          while (next < total) { w.write(nulls); next += 1 }
+          Iterator((fragment, w.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath))
+        } catch { case t: Throwable => w.abort(); throw t }
+      }
+    }.collect() finally sc.setJobDescription(previous)
+    val ids = addedFields.fields.map(_.fieldId)
+    val files = written.map { case (f, p) => f -> DataFile(p, ids) }.toMap
+    try ds.commit(base.version, Operation.AddColumnFiles(FermionSchema(base.schema.fields ++ addedFields.fields), files,
+      s"add columns ${added.fieldNames.mkString(", ")}")).version
+    catch { case t: Throwable => written.foreach(w => ds.fs.delete(ds.resolvePath(w._2), false)); throw t }
   }
 
   /** Drops columns from the schema; their data stays in the files until compaction rewrites them. */
@@ -155,11 +217,18 @@ object FermionDatasets {
 
   /** Removes versions older than `retainHours` (never the latest or a tagged one) and the files no
     * remaining version references; returns (versions removed, files removed, bytes removed). */
-  def cleanup(path: String, retainHours: Double): (Int, Int, Long) = {
+  def cleanup(path: String, retainHours: Double, allowShortRetention: Boolean): (Int, Int, Long) = {
     require(retainHours >= 0, s"retainHours must not be negative, got $retainHours")
+    // Files younger than the retention may belong to a write still in flight: deleting them would
+    // break its commit. Like Delta's VACUUM, a short retention must be asked for explicitly.
+    if (retainHours < FermionDatasets.MinSafeRetentionHours && !allowShortRetention)
+      throw new IllegalArgumentException(s"retainHours $retainHours is below ${FermionDatasets.MinSafeRetentionHours}: files of writes still running " +
+        "could be removed; pass allowShortRetention when no other writer is active")
     val r = open(path).cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
     (r.versionsRemoved, r.filesRemoved, r.bytesRemoved)
   }
+
+  val MinSafeRetentionHours = 1.0
 
   private[spark] def fieldOf(schema: FermionSchema, name: String): Option[FermionField] = schema.indexOf(name).map(schema.fields)
 }
@@ -169,6 +238,10 @@ object FermionDatasets {
 object Compaction {
   val FragmentsOption = "__fermionCompactFragments"
   val ReadVersionOption = "__fermionCompactReadVersion"
+
+  /** Read option: one input partition per data file, rows in file order. */
+  val WholeFilesOption = "__fermionWholeFiles"
+  def wholeFiles(options: Map[String, String]): Boolean = options.exists(_._1.equalsIgnoreCase(WholeFilesOption))
 
   def fragments(options: Map[String, String]): Option[Set[Long]] =
     options.find(_._1.equalsIgnoreCase(FragmentsOption)).map(_._2.split(",").filter(_.nonEmpty).map(_.toLong).toSet)

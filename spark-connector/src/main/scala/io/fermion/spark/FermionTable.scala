@@ -47,7 +47,7 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
       case Some(ids) => snapshot.copy(files = snapshot.files.filter(f => ids.contains(f.fragmentId)))
       case None => snapshot
     }
-    new FermionScanBuilder(scanned, tableSchema, FermionOptions.readerOptions(map))
+    new FermionScanBuilder(scanned, tableSchema, FermionOptions.readerOptions(map), wholeFiles = Compaction.wholeFiles(map))
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {

@@ -140,6 +140,9 @@ final class FermionDataset(val root: Path, conf: Configuration) {
       while (v <= latestNow) { checkCompatible(readVersion, op, v, readSchema); v += 1 }
       checked = latestNow
       val base = if (latestNow == 0) FermionDataset.emptyManifest else manifest(latestNow)
+      if ((base.writerFeatures & ~Manifest.KnownWriterFeatures) != 0)
+        throw new InvalidFermionDatasetException(name, DatasetLayout.manifestName(base.version),
+          f"version ${base.version} needs writer features 0x${base.writerFeatures & ~Manifest.KnownWriterFeatures}%x this version of Fermion does not know; upgrade it to write")
       val next = FermionDataset.nextManifest(base, op, txnName, config)
       val tmp = new Path(DatasetLayout.versions(root), s".tmp-$uuid-$attempt")
       writeNew(tmp, ManifestCodec.encode(next))
@@ -207,7 +210,9 @@ object FermionDataset {
   val StableRowIdsConfig = "fermion.stableRowIds"
 
   def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
-    val mergedConfig = base.config ++ config
+    // Settings are chosen by whoever creates (or overwrites) the dataset, never by a later writer.
+    val chosen = if (base.version == 0 || op.isInstanceOf[Operation.Overwrite]) config else Map.empty[String, String]
+    val mergedConfig = base.config ++ chosen
     val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
     if (rowIds && op.isInstanceOf[Operation.Compact])
       throw new UnsupportedOperationException("compaction of a dataset with stable row ids is not supported yet (it would have to carry each row's id)")
@@ -230,7 +235,7 @@ object FermionDataset {
       transactionFile = txnName,
       operation = op.name,
       tag = "",
-      config = mergedConfig)
+      config = mergedConfig.updated(Manifest.LastFieldIdConfig, math.max(base.lastFieldId, SchemaIds.maxId(applied.schema)).toString))
   }
 
   /** Same names, types and field ids at every level (nullability may differ). */

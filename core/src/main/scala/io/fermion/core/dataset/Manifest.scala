@@ -19,11 +19,10 @@ final case class Manifest(
     config: Map[String, String] = Map.empty
 ) {
   def rowCount: Long = fragments.iterator.map(_.rowCount).sum
-  /** The largest field id in the schema, nested fields included (new fields take the next). */
-  def maxFieldId: Int = {
-    def walk(f: FermionField): Int = (f.fieldId +: f.children.map(walk)).max
-    if (schema.fields.isEmpty) 0 else schema.fields.map(walk).max
-  }
+  /** The largest field id this dataset ever used (dropped fields included): new fields take ids
+    * after it, so a new column never reads a dropped column's data left in old files. */
+  def lastFieldId: Int =
+    math.max(config.get(Manifest.LastFieldIdConfig).flatMap(_.toIntOption).getOrElse(-1), SchemaIds.maxId(schema))
 }
 
 object Manifest {
@@ -33,6 +32,8 @@ object Manifest {
   val FeatureStableRowIds: Long = 2L
   val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
   val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
+  /** Config key: the largest field id ever used. */
+  val LastFieldIdConfig = "fermion.lastFieldId"
 }
 
 /** A set of rows stored as one or more data files side by side (each holding some of the fields,

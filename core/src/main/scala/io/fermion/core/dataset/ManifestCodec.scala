@@ -45,7 +45,7 @@ object ManifestCodec {
   def decode(bytes: Array[Byte], dataset: String, file: String): Manifest = {
     val r = new MetadataReader(bytes, Magic, dataset, file)
     val major = r.u16("major version")
-    r.u16("minor version")
+    val minor = r.u16("minor version")
     r.check(major == Major, s"manifest format major version $major is not supported (this reader reads $Major)")
     val version = r.i64("version")
     val ts = r.i64("timestamp")
@@ -62,7 +62,7 @@ object ManifestCodec {
     val schema = try SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
       catch { case e: RuntimeException => throw new InvalidFermionDatasetException(dataset, file, s"schema does not decode: ${e.getMessage}", e) }
     val fragments = readFragments(r)
-    r.done()
+    if (minor <= Minor) r.done() // a newer minor version may append fields this reader skips
     Manifest(version, ts, readerFeatures, writerFeatures, schema, fragments, maxFragmentId, nextRowId, txn, op, tag, config)
   }
 

@@ -9,8 +9,8 @@ object SchemaIds {
   /** `data`'s fields (written with fresh ids) carrying the ids of the same-named fields of `base`;
     * a field `base` lacks keeps a fresh id after `base`'s largest. Shapes of matched fields agree
     * (the append check guarantees it). */
-  def assignFrom(base: FermionSchema, data: FermionSchema): FermionSchema = {
-    var next = maxId(base) + 1
+  def assignFrom(base: FermionSchema, data: FermionSchema, lastUsed: Int = -1): FermionSchema = {
+    var next = math.max(maxId(base), lastUsed) + 1
     def fresh(f: FermionField): FermionField = { val id = next; next += 1; f.copy(fieldId = id, children = f.children.map(fresh)) }
     def copyIds(d: FermionField, b: FermionField): FermionField = {
       val kids = b.dataType match {
@@ -21,6 +21,16 @@ object SchemaIds {
       d.copy(fieldId = b.fieldId, children = kids)
     }
     FermionSchema(data.fields.map(f => base.fields.find(_.name.equalsIgnoreCase(f.name)).map(copyIds(f, _)).getOrElse(fresh(f))))
+  }
+
+  /** `base` with each field nullable where `data`'s same-id field is: a dataset's schema must not
+    * promise NOT NULL once any file may hold nulls there. */
+  def relaxNullability(base: FermionSchema, data: FermionSchema): FermionSchema = {
+    val nullableIds = scala.collection.mutable.Set.empty[Int]
+    def collect(f: FermionField): Unit = { if (f.nullable) nullableIds += f.fieldId; f.children.foreach(collect) }
+    data.fields.foreach(collect)
+    def relax(f: FermionField): FermionField = f.copy(nullable = f.nullable || nullableIds.contains(f.fieldId), children = f.children.map(relax))
+    FermionSchema(base.fields.map(relax))
   }
 
   def maxId(s: FermionSchema): Int = {

@@ -10,7 +10,8 @@ import org.apache.hadoop.fs.Path
 
 /** One data file of a snapshot, with what a reader needs beyond the file itself: its fragment,
   * where its rows start in the fragment, and the fragment's deletion file. */
-final case class SnapshotFile(path: String, length: Long, fragmentId: Long, deletion: Option[DeletionFile], rowIdStart: Option[Long] = None)
+final case class SnapshotFile(path: String, length: Long, fragmentId: Long, deletion: Option[DeletionFile], rowIdStart: Option[Long] = None,
+                              columnFiles: IndexedSeq[String] = IndexedSeq.empty)
 
 /** What a scan reads: a dataset version (files from the manifest, columns matched to files by
   * field id) or, for a directory of Fermion files without `_versions/` or a single file, the files
@@ -47,16 +48,14 @@ object TableSnapshot {
     val lengths = try fs.listStatus(new Path(dataset.root, DatasetLayout.DataDir)).iterator.map(s => s.getPath.getName -> s.getLen).toMap
       catch { case _: FileNotFoundException => Map.empty[String, Long] }
     val files = m.fragments.flatMap { f =>
-      if (f.files.size > 1)
-        throw new InvalidFermionDatasetException(dataset.name, DatasetLayout.manifestName(m.version),
-          s"fragment ${f.id} has ${f.files.size} data files; this reader reads fragments of one file")
-      f.files.map { d =>
+      // The first file leads (splits, statistics); the others add columns to the same rows.
+      f.files.take(1).map { d =>
         val p = dataset.resolvePath(d.path)
         val len = lengths.getOrElse(p.getName, try fs.getFileStatus(p).getLen catch {
           case _: FileNotFoundException =>
             throw new InvalidFermionDatasetException(dataset.name, d.path, s"data file of fragment ${f.id} in version ${m.version} is missing")
         })
-        SnapshotFile(p.toString, len, f.id, f.deletion, f.rowIdStart)
+        SnapshotFile(p.toString, len, f.id, f.deletion, f.rowIdStart, f.files.drop(1).map(c => dataset.resolvePath(c.path).toString))
       }
     }
     TableSnapshot(dataset.name, Some(m.schema), Some(m), files)

@@ -31,7 +31,8 @@ object Operation {
       case _ => None
     }
     def apply(base: Manifest): Manifest =
-      base.copy(schema = if (base.schema.fields.isEmpty) schema else base.schema, fragments = base.fragments ++ renumber(base, fragments))
+      base.copy(schema = if (base.schema.fields.isEmpty) schema else SchemaIds.relaxNullability(base.schema, schema),
+        fragments = base.fragments ++ renumber(base, fragments))
   }
 
   /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was there. */
@@ -51,9 +52,11 @@ object Operation {
       case c: Compact if (c.removed & touched).nonEmpty => Some("compacted fragments this delete changes")
       case _ => None
     }
+    /** Only the deletion files change: anything else committed meanwhile on these fragments (new
+      * column files) stays. */
     def apply(base: Manifest): Manifest = {
       val byId = updated.map(f => f.id -> f).toMap
-      base.copy(fragments = base.fragments.filterNot(f => removed.contains(f.id)).map(f => byId.getOrElse(f.id, f)))
+      base.copy(fragments = base.fragments.filterNot(f => removed.contains(f.id)).map(f => byId.get(f.id).map(u => f.copy(deletion = u.deletion)).getOrElse(f)))
     }
   }
 
@@ -68,6 +71,20 @@ object Operation {
     def apply(base: Manifest): Manifest = base.copy(schema = schema)
   }
 
+  /** New columns written as new data files of existing fragments (the files of a fragment hold
+    * the same rows in the same stripes); fragments without a new file read the columns as null. */
+  final case class AddColumnFiles(schema: FermionSchema, files: Map[Long, DataFile], description: String) extends Operation {
+    def name = "add_columns"
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case _: Overwrite => Some("overwrote the dataset")
+      case _: Project | _: AddColumnFiles => Some("changed the schema")
+      case c: Compact if (c.removed & files.keySet).nonEmpty => Some("compacted fragments this change adds files to")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest =
+      base.copy(schema = schema, fragments = base.fragments.map(f => files.get(f.id).map(d => f.copy(files = f.files :+ d)).getOrElse(f)))
+  }
+
   /** Fragments rewritten into fewer ones with their deletions applied. */
   final case class Compact(removed: Set[Long], fragments: IndexedSeq[Fragment]) extends Operation {
     def name = "compact"
@@ -75,6 +92,7 @@ object Operation {
       case _: Overwrite => Some("overwrote the dataset")
       case d: Delete if (d.touched & removed).nonEmpty => Some("deleted rows of fragments this compaction rewrites")
       case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
+      case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty => Some("added column files to fragments this compaction rewrites")
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -89,6 +107,7 @@ object Operation {
 object TransactionCodec {
   val Magic: Array[Byte] = "FRMT".getBytes(StandardCharsets.US_ASCII)
   private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4; private val Compact = 5
+  private val AddColumnFiles = 6
 
   def encode(t: Transaction): Array[Byte] = {
     val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
@@ -102,6 +121,9 @@ object TransactionCodec {
       case Operation.Project(schema, description) => w.u8(Project).bytes(SchemaCodec.encode(schema)).string(description)
       case Operation.Compact(removed, fs) =>
         w.u8(Compact); w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64); ManifestCodec.writeFragments(w, fs)
+      case Operation.AddColumnFiles(schema, files, description) =>
+        w.u8(AddColumnFiles).bytes(SchemaCodec.encode(schema)).string(description).u32(files.size)
+        files.toSeq.sortBy(_._1).foreach { case (id, d) => w.i64(id).string(d.path).u32(d.fieldIds.size); d.fieldIds.foreach(w.u32) }
     }
     w.finish()
   }
@@ -121,6 +143,13 @@ object TransactionCodec {
       case Delete => val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))
       case Compact => val removed = ids(); Some(Operation.Compact(removed, ManifestCodec.readFragments(r)))
+      case AddColumnFiles =>
+        val s = schema(); val d = r.string("description")
+        val files = (0 until r.count("column files", 16)).map { _ =>
+          val id = r.i64("fragment id"); val path = r.string("data file path")
+          id -> DataFile(path, (0 until r.count("field ids", 4)).map(_ => r.u32("field id")))
+        }.toMap
+        Some(Operation.AddColumnFiles(s, files, d))
       case _ => None
     }
     op.map { o => r.done(); Transaction(readVersion, uuid, o) }

@@ -27,7 +27,7 @@ final class FermionFileReader private (
     tailStart: Long,
     options: ReaderOptions
 ) extends Closeable {
-  private val path = input.path
+  val path: String = input.path
   private val cmbs = new Array[ColumnMetadataBlock](schema.size)
   private val cmbLoaded = new Array[Boolean](schema.size)
   /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */

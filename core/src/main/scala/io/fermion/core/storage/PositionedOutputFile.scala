@@ -7,14 +7,15 @@ import org.apache.hadoop.fs.Path
 
 /** An append-only output that knows its position: the writer records each page's offset before
   * writing it. Writes are buffered (seed: "缓冲写", don't issue a file-system write per page). */
-final class PositionedOutputFile private (val path: String, out: OutputStream) extends Closeable {
+final class PositionedOutputFile private (val path: String, out: OutputStream, sync: () => Unit) extends Closeable {
   private var pos = 0L
   def position: Long = pos
 
   def write(bytes: Array[Byte]): Unit = write(bytes, 0, bytes.length)
   def write(bytes: Array[Byte], off: Int, len: Int): Unit = { out.write(bytes, off, len); pos += len }
 
-  def close(): Unit = out.close()
+  /** Flushes to durable storage before closing: a dataset commit refers to the file right after. */
+  def close(): Unit = try { out.flush(); sync() } finally out.close()
 }
 
 object PositionedOutputFile {
@@ -23,6 +24,7 @@ object PositionedOutputFile {
   /** Creates `path`, failing if it exists: data files are never overwritten in place. */
   def create(path: Path, conf: Configuration): PositionedOutputFile = {
     val fs = FileSystems.forPath(path, conf)
-    new PositionedOutputFile(path.toString, new BufferedOutputStream(fs.create(path, false), BufferSize))
+    val raw = fs.create(path, false)
+    new PositionedOutputFile(path.toString, new BufferedOutputStream(raw, BufferSize), () => raw.hsync())
   }
 }

@@ -17,7 +17,8 @@ import org.apache.hadoop.fs.Path
   * buffered per column until the stripe is full, then every column's streams are cut into pages
   * and appended; at close the CMBs, schema, stripe directory, CIT and footer follow. Memory is
   * bounded by one stripe buffer plus the per-chunk records kept for the CMBs. */
-final class FermionFileWriter private (out: PositionedOutputFile, val schema: FermionSchema, options: WriterOptions)
+final class FermionFileWriter private (out: PositionedOutputFile, val schema: FermionSchema, options: WriterOptions,
+                                       stripeLayout: Option[IndexedSeq[Int]])
     extends Closeable {
   private val columns = schema.fields.map(new ColumnNodeBuffer(_))
   private val streamTypes = schema.fields.map(_.streamTypes)
@@ -59,18 +60,26 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
     require(vectors.size == columns.size, s"expected ${columns.size} vectors, got ${vectors.size}")
     var done = 0
     while (done < rowCount) {
-      val n = math.min(math.min(appendSlice, rowCount - done), options.stripeMaxRows - stripeRows)
+      val n = math.min(math.min(appendSlice, rowCount - done), stripeLimit - stripeRows)
       var c = 0
       while (c < columns.size) { columns(c).append(vectors(c), done, n); c += 1 }
       stripeRows += n
       done += n
       val buffered = bufferedBytes
       if (buffered > peakBuffered) peakBuffered = buffered
-      if (stripeRows >= options.stripeMaxRows || buffered >= options.stripeMaxBytes) flushStripe()
+      if (stripeRows >= stripeLimit || (stripeLayout.isEmpty && buffered >= options.stripeMaxBytes)) flushStripe()
     }
   }
 
   def bufferedBytes: Long = columns.iterator.map(_.bufferedBytes).sum
+
+  /** Rows the current stripe takes: a forced layout's next count, else the row limit. */
+  private def stripeLimit: Int = stripeLayout match {
+    case Some(layout) =>
+      if (stripes.size >= layout.size) throw new IllegalStateException(s"more rows than the forced stripe layout holds (${layout.sum})")
+      layout(stripes.size)
+    case None => options.stripeMaxRows
+  }
 
   private def flushStripe(): Unit = if (stripeRows > 0) {
     val start = out.position
@@ -155,6 +164,13 @@ object FermionFileWriter {
   }
 
   def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =
-    new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options)
+    new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options, None)
+
+  /** A writer whose stripes hold exactly `stripeRows(i)` rows each: the layout of another file of
+    * the same fragment, so that a reader reads stripe i of both side by side. */
+  def createAligned(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions, stripeRows: IndexedSeq[Int]): FermionFileWriter = {
+    require(stripeRows.forall(_ > 0), "stripes of an aligned layout hold rows")
+    new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options, Some(stripeRows))
+  }
 }
 

@@ -62,8 +62,8 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   * file by field id for a dataset (`readFieldIds`), else by name (case-insensitively); a column the
   * file lacks reads as nulls, a column whose type differs is an error naming the file. Rows of the
   * fragment's deletion file are dropped from each batch; `_rowaddr` is computed. */
-final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
-                                     columnIds: Option[Map[String, Int]],
+final class FileSplitReader private (part: FileSplit, reader: FermionFileReader, columnReaders: IndexedSeq[FermionFileReader],
+                                     readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], columnIds: Option[Map[String, Int]],
                                      deleted: Option[RoaringBitmap], filter: Option[FilterExpr], allocator: BufferAllocator) {
   /** Row offset of each stripe's first row within the file (= within the fragment). */
   private val stripeFirstRow: Array[Long] = (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
@@ -80,18 +80,28 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     case Some(sf) => ownStripes.filter(sf.mightMatch)
     case None => ownStripes
   }
-  /** For each requested column, its index in the file, or -1 when the file does not have it. */
-  private val fileColumns: IndexedSeq[Int] = readFieldIds match {
-    case Some(ids) => ids.map(id => if (id < 0) -1 else reader.schema.fields.indexWhere(_.fieldId == id))
-    case None => readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).getOrElse(-1))
+  /** The fragment's files: the leading one, then files that added columns (same stripes). */
+  private val sources: IndexedSeq[FermionFileReader] = reader +: columnReaders
+  columnReaders.foreach { r =>
+    val same = r.numStripes == reader.numStripes && (0 until r.numStripes).forall(s => r.stripes.rowCount(s) == reader.stripes.rowCount(s))
+    if (!same) throw new IllegalStateException(s"Column file ${r.path} of fragment ${part.fragmentId} does not share the stripes of ${part.file}")
   }
-  /** What to decode of each present column: the requested (possibly nested-pruned) part. */
-  private val present: IndexedSeq[(Int, ProjectedNode)] = readSchema.fields.toIndexedSeq.zip(fileColumns).collect {
-    case (f, i) if i >= 0 =>
-      try i -> ProjectedNode.prune(reader.schema.fields(i), SparkTypeMapping.toFermionField(f))
+  /** For each requested column, (file, column index in it), or (-1, -1) when no file has it. */
+  private val located: IndexedSeq[(Int, Int)] = readFieldIds match {
+    case Some(ids) => ids.map { id =>
+      if (id < 0) (-1, -1)
+      else sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == id)).find(_._2 >= 0).getOrElse((-1, -1))
+    }
+    case None => readSchema.fields.toIndexedSeq.map(f => reader.schema.indexOf(f.name).map(0 -> _).getOrElse((-1, -1)))
+  }
+  private val fileColumns: IndexedSeq[Int] = located.map(_._2)
+  /** What to decode of each present column: its file, and the requested (possibly nested-pruned) part. */
+  private val present: IndexedSeq[(Int, Int, ProjectedNode)] = readSchema.fields.toIndexedSeq.zip(located).collect {
+    case (f, (src, i)) if i >= 0 =>
+      try (src, i, ProjectedNode.prune(sources(src).schema.fields(i), SparkTypeMapping.toFermionField(f)))
       catch {
         case e: UnsupportedColumnTypeException =>
-          throw new IllegalStateException(s"Column `${f.name}` (${f.dataType.sql}) does not match ${part.file}: ${e.getMessage}", e)
+          throw new IllegalStateException(s"Column `${f.name}` (${f.dataType.sql}) does not match ${sources(src).path}: ${e.getMessage}", e)
       }
   }
   private var nextStripe = 0
@@ -111,12 +121,16 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     val first = stripeFirstRow(stripe)
     val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
     // Deleted rows are cut out of whole vectors, so their elements cannot stay deferred.
-    val deferred = present.map { case (c, node) => gone == 0 && FermionColumnarPartitionReader.defersElements(node) && !elementsUsed.contains(c) }
-    val decoded = reader.readStripeProjected(stripe, present.zip(deferred).map { case ((c, node), d) =>
-      if (d) c -> node.withoutElements else c -> node
-    }, allocator)
+    val deferred = present.indices.map { p =>
+      gone == 0 && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
+    }
+    val decoded = new Array[FieldVector](present.size)
+    present.indices.groupBy(p => present(p)._1).foreach { case (src, ps) =>
+      val vs = sources(src).readStripeProjected(stripe, ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }, allocator)
+      ps.zip(vs).foreach { case (p, v) => decoded(p) = v }
+    }
     val keptRows: Array[Int] = if (gone == 0) null else (0 until rows).filterNot(i => deleted.get.contains((first + i).toInt)).toArray
-    val batchVectors = if (keptRows == null) decoded else decoded.map(v => DeletedRows.compact(v, keptRows, allocator))
+    val batchVectors = if (keptRows == null) decoded.toIndexedSeq else decoded.toIndexedSeq.map(v => DeletedRows.compact(v, keptRows, allocator))
     val addresses = readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.Name).map { _ =>
       val a = new org.apache.arrow.vector.BigIntVector(RowAddress.Name, allocator)
       val n = if (keptRows == null) rows else keptRows.length
@@ -146,12 +160,13 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         DirectArrowColumnVector.of(rowIds.get, readSchema.fields(i).dataType)
       else if (fileColumns(i) < 0) FermionColumnarPartitionReader.nulls(readSchema.fields(i).dataType, outRows): ColumnVector
       else {
-        val (c, node) = present(k)
+        val (src, c, node) = present(k)
+        val p = k
         val v = batchVectors(k)
         k += 1
-        if (deferred(k - 1))
+        if (deferred(p))
           new DeferredElementsColumnVector(readSchema.fields(i).dataType, v.asInstanceOf[IntVector],
-            () => { elementsUsed += c; reader.readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
+            () => { elementsUsed += p; sources(src).readStripeProjected(stripe, IndexedSeq(c -> node), allocator).head }): ColumnVector
         else DirectArrowColumnVector.of(v, readSchema.fields(i).dataType)
       }
     }.toArray
@@ -176,7 +191,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
   def close(): Unit = {
     try releaseCurrent()
-    finally reader.close()
+    finally try reader.close() finally columnReaders.foreach(_.close())
   }
 }
 
@@ -187,8 +202,11 @@ object FileSplitReader {
            conf: Configuration, readerOptions: ReaderOptions, allocator: BufferAllocator): FileSplitReader = {
     val deleted = part.deletion.map(d => new FermionDataset(new Path(datasetRoot), conf).readDeletionFile(d))
     val reader = FermionFileReader.open(new Path(part.file), conf, readerOptions)
-    try new FileSplitReader(part, reader, readSchema, readFieldIds, columnIds, deleted, filter, allocator)
-    catch { case t: Throwable => reader.close(); throw t }
+    val columnReaders = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
+    try {
+      part.columnFiles.foreach(f => columnReaders += FermionFileReader.open(new Path(f), conf, readerOptions))
+      new FileSplitReader(part, reader, columnReaders.toIndexedSeq, readSchema, readFieldIds, columnIds, deleted, filter, allocator)
+    } catch { case t: Throwable => reader.close(); columnReaders.foreach(_.close()); throw t }
   }
 }
 

@@ -15,7 +15,8 @@ import org.apache.spark.sql.types.StructType
 
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
-final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions)
+final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions,
+                        wholeFiles: Boolean = false)
     extends Scan with Batch with SupportsReportStatistics {
 
   override def readSchema(): StructType = readSchema
@@ -57,6 +58,9 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
     * `spark.sql.files.maxPartitionBytes`, and small enough to give every core work), and splits are
     * packed into partitions up to that size, each split costing `spark.sql.files.openCostInBytes`. */
   override def planInputPartitions(): Array[InputPartition] = {
+    // One partition per data file, in row order (what filling a new column per fragment needs).
+    if (wholeFiles) return files.map(f => FermionInputPartition(IndexedSeq(
+      FileSplit(f.path, 0, f.length, f.length, f.fragmentId, f.deletion, f.rowIdStart, f.columnFiles))): InputPartition).toArray
     val conf = SQLConf.get
     val openCost = conf.filesOpenCostInBytes
     val parallelism = math.max(1, org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
@@ -66,7 +70,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
       val len = f.length
       (0L until math.max(1L, (len + maxSplit - 1) / maxSplit)).map { i =>
         val start = i * maxSplit
-        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion, f.rowIdStart)
+        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion, f.rowIdStart, f.columnFiles)
       }
     }.sortBy(-_.length)
     val partitions = scala.collection.mutable.ArrayBuffer.empty[InputPartition]
@@ -91,7 +95,8 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the
   * file's fragment and that fragment's deletion file (path relative to the dataset root). */
 final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long, fragmentId: Long = 0,
-                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None, rowIdStart: Option[Long] = None)
+                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None, rowIdStart: Option[Long] = None,
+                           columnFiles: IndexedSeq[String] = IndexedSeq.empty)
 
 /** The splits one task reads, in order. */
 final case class FermionInputPartition(splits: IndexedSeq[FileSplit]) extends InputPartition

@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.StructType
   * predicate pushdown: predicates that translate are used to skip whole stripes from their
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
-final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType, readerOptions: ReaderOptions)
+final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType, readerOptions: ReaderOptions, wholeFiles: Boolean = false)
     extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates {
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
@@ -37,13 +37,14 @@ final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
     * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
   override def pushAggregation(aggregation: Aggregation): Boolean = {
     // File statistics count deleted rows too: with deletions, aggregates need the rows.
-    val deletions = snapshot.files.exists(_.deletion.nonEmpty)
-    aggregates = if (readerOptions.filterPushdown && !deletions) MetadataAggregate.plan(aggregation, tableSchema) else None
+    // ... and columns added as files of their own are not in the leading files' statistics.
+    val deletions = snapshot.files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
+    aggregates = if (readerOptions.filterPushdown && !deletions && !wholeFiles) MetadataAggregate.plan(aggregation, tableSchema) else None
     aggregates.isDefined
   }
 
   override def build(): Scan = aggregates match {
     case Some(aggs) => new FermionAggregateScan(snapshot, aggs, readerOptions)
-    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions)
+    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions, wholeFiles)
   }
 }

@@ -19,8 +19,10 @@ final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: F
 
   private def dataset = new FermionDataset(new Path(path), conf.value)
 
-  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory =
+  override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
+    io.fermion.core.dataset.ManifestPublisher.checkSupported(dataset.fs) // before any task writes
     new FermionDataWriterFactory(path, schema, fermionSchema, options, conf)
+  }
 
   override def useCommitCoordinator(): Boolean = true
 

@@ -14,11 +14,14 @@ import org.apache.spark.sql.types.StructType
 /** One task's writer: rows are gathered into Arrow batches by Spark's own ArrowWriter and handed
   * to the core file writer, which buffers a stripe and writes pages. */
 final class FermionDataWriter(relativePath: String, file: Path, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions,
-                              conf: Configuration) extends DataWriter[InternalRow] {
+                              conf: Configuration, stripeLayout: Option[IndexedSeq[Int]] = None) extends DataWriter[InternalRow] {
   private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
   private val arrow = ArrowWriter.create(root)
-  private val writer = FermionFileWriter.create(file, conf, fermionSchema, options)
+  private val writer = stripeLayout match {
+    case Some(layout) => FermionFileWriter.createAligned(file, conf, fermionSchema, options, layout)
+    case None => FermionFileWriter.create(file, conf, fermionSchema, options)
+  }
   private var batchRows = 0
   private var closed = false
 

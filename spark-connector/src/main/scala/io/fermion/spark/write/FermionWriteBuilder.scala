@@ -28,7 +28,7 @@ final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSche
     // Appends keep the dataset's field ids; an overwrite starts the schema afresh.
     val fresh = SparkTypeMapping.toFermion(schema)
     val fermionSchema = snapshot.manifest match {
-      case Some(m) if !overwrite => SchemaIds.assignFrom(m.schema, fresh)
+      case Some(m) if !overwrite => SchemaIds.assignFrom(m.schema, fresh, m.lastFieldId)
       case _ => fresh
     }
     if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
