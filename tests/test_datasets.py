@@ -180,6 +180,27 @@ def test_add_columns_computed_from_existing_ones_without_rewriting(spark, tmp_ta
         [e for e in expected if e[0] != 777]
 
 
+def test_add_columns_from_a_dataframe(spark, tmp_table):
+    path = tmp_table()
+    spark.range(0, 5000, 1, 2).selectExpr("id").write.format("fermion").option("stripeRows", "700").save(path)
+    ds = FermionDataset(spark, path)
+    ds.delete("id = 10")
+    labels = spark.range(0, 5000).where("id % 3 != 0").selectExpr("id", "concat('L', id) as label", "id * 0.5 as w")
+    values = spark.read.format("fermion").load(path).select("_rowaddr", "id").join(labels, "id").drop("id")
+    ds.add_columns_from_dataframe(values)
+    df = spark.read.format("fermion").load(path)
+    assert df.columns == ["id", "label", "w"]
+    got = sorted(tuple(r) for r in df.collect())
+    assert got == [(i, None, None) if i % 3 == 0 else (i, f"L{i}", i * 0.5) for i in range(5000) if i != 10]
+    with pytest.raises(Exception, match="_rowaddr"):
+        ds.add_columns_from_dataframe(labels)
+    dup = spark.read.format("fermion").load(path).selectExpr("_rowaddr", "1 as x").unionAll(
+        spark.read.format("fermion").load(path).selectExpr("_rowaddr", "2 as x"))
+    with pytest.raises(Exception, match="two values"):
+        ds.add_columns_from_dataframe(dup)
+    assert ds.versions().orderBy("version").collect()[-1].operation == "add_columns"
+
+
 def test_stable_row_ids(spark, tmp_table):
     path = tmp_table()
     spark.range(0, 100, 1, 2).write.format("fermion").option("stableRowIds", "true").save(path)

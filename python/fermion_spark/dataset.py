@@ -62,6 +62,17 @@ class FermionDataset:
         names = list(columns.keys())
         return int(self._jvm.addColumnsFrom(self._spark._jsparkSession, self.path, names, [columns[n] for n in names]))
 
+    def add_columns_from_dataframe(self, values: DataFrame) -> int:
+        """Adds the columns of ``values``, a DataFrame holding ``_rowaddr`` (select it when reading
+        the dataset) and the new columns, as new data files per fragment; rows it does not cover
+        read null. Existing files are not rewritten. Returns the new version::
+
+            scores = spark.read.format("fermion").load(path).select("_rowaddr", "id") \\
+                .join(model_scores, "id").select("_rowaddr", "score")
+            FermionDataset(spark, path).add_columns_from_dataframe(scores)
+        """
+        return int(self._jvm.addColumnsFromDataFrame(self._spark._jsparkSession, self.path, values._jdf))
+
     def drop_columns(self, columns: Iterable[str]) -> int:
         """Drops columns from the schema (metadata only); returns the new version."""
         return int(self._jvm.dropColumns(self.path, list(columns)))

@@ -113,12 +113,39 @@ object FermionDatasets {
     require(cols.nonEmpty && names.size == expressions.size, "give one expression per new column")
     val ds = open(path)
     val base = ds.latest().get
-    val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
-    cols.find(c => existing.contains(c._1.toLowerCase(Locale.ROOT))).foreach { c =>
-      throw new IllegalArgumentException(s"Cannot add column `${c._1}` to the Fermion dataset at '$path': it already has one")
-    }
+    // One partition per data file, rows in file order: what the column files are written from.
     val df = spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.WholeFilesOption, "true").load(path)
       .selectExpr((RowAddress.Name +: cols.map { case (n, e) => s"$e AS `${n.replace("`", "``")}`" }): _*)
+    writeColumnFiles(spark, path, ds, base, df)
+  }
+
+  /** Adds the columns of `values` — a DataFrame with `_rowaddr` (from reading the dataset's latest
+    * version) and the new columns — as new data files per fragment; rows `values` does not cover
+    * read null. Existing files are not rewritten. Returns the new version. */
+  def addColumnsFromDataFrame(spark: SparkSession, path: String, values: DataFrame): Long = {
+    val ds = open(path)
+    val base = ds.latest().get
+    val addr = values.schema.fields.find(_.name == RowAddress.Name).getOrElse(
+      throw new IllegalArgumentException(s"the DataFrame needs the ${RowAddress.Name} column of the rows it fills (select it when reading the dataset)"))
+    if (addr.dataType != LongType) throw new IllegalArgumentException(s"${RowAddress.Name} must be bigint, got ${addr.dataType.sql}")
+    import org.apache.spark.sql.functions.{col, shiftrightunsigned}
+    val others = values.columns.filter(_ != RowAddress.Name).map(c => col(s"`${c.replace("`", "``")}`"))
+    val fragments = math.max(1, base.fragments.size)
+    val df = values.select(col(RowAddress.Name) +: others: _*)
+      .repartition(fragments, shiftrightunsigned(col(RowAddress.Name), 32))
+      .sortWithinPartitions(RowAddress.Name)
+    writeColumnFiles(spark, path, ds, base, df)
+  }
+
+  /** Writes `df` (`_rowaddr` first, then the new columns; rows grouped by fragment and in row
+    * order within a partition) as one data file per fragment with the stripes of its leading
+    * file, then commits them over `base`. */
+  private def writeColumnFiles(spark: SparkSession, path: String, ds: FermionDataset, base: Manifest, df: DataFrame): Long = {
+    val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
+    df.columns.drop(1).find(c => existing.contains(c.toLowerCase(Locale.ROOT))).foreach { c =>
+      throw new IllegalArgumentException(s"Cannot add column `$c` to the Fermion dataset at '$path': it already has one")
+    }
+    if (df.columns.length < 2) throw new IllegalArgumentException("no new columns to add")
     val added = StructType(df.schema.fields.drop(1).map(_.copy(nullable = true)))
     SparkTypeMapping.validate(added)
     val addedFields = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(added), base.lastFieldId)
@@ -129,34 +156,52 @@ object FermionDatasets {
       try f.id -> (0 until r.numStripes).map(r.stripes.rowCount) finally r.close()
     }.toMap
     val root = path
+    val version = base.version
     val types = added.fields.map(_.dataType)
     val sc = spark.sparkContext
     val previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(s"Fermion: adding ${added.fieldNames.mkString(", ")} to ${base.fragments.size} fragments of $path")
     val written = try df.queryExecution.toRdd.mapPartitions { rows =>
-      if (!rows.hasNext) Iterator.empty
-      else {
-        val first = rows.next()
-        val fragment = RowAddress.fragment(first.getLong(0))
-        val layout = layouts(fragment)
-        val (relative, file) = new FermionDataset(new Path(root), conf.value).newDataFile()
-        val w = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value, Some(layout))
-        try {
-          val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
-          var next = 0L
-          def emit(r: org.apache.spark.sql.catalyst.InternalRow): Unit = {
-            val offset = RowAddress.row(r.getLong(0)).toLong
-            while (next < offset) { w.write(nulls); next += 1 } // deleted rows
-            w.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i => r.get(i + 1, types(i))).toArray[Any]))
-            next += 1
-          }
-          emit(first)
-          rows.foreach(emit)
-          val total = layout.map(_.toLong).sum
-          while (next < total) { w.write(nulls); next += 1 }
-          Iterator((fragment, w.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath))
-        } catch { case t: Throwable => w.abort(); throw t }
+      val out = scala.collection.mutable.ArrayBuffer.empty[(Long, String)]
+      val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
+      var writer: io.fermion.spark.write.FermionDataWriter = null
+      var fragment = -1L
+      var next = 0L
+      var total = 0L
+      def finish(): Unit = if (writer != null) {
+        while (next < total) { writer.write(nulls); next += 1 } // rows not given (or deleted) read null
+        out += fragment -> writer.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath
+        writer = null
       }
+      try {
+        rows.foreach { r =>
+          val address = r.getLong(0)
+          val f = RowAddress.fragment(address)
+          if (f != fragment) {
+            if (out.exists(_._1 == f)) throw new IllegalStateException(s"rows of fragment $f are not grouped together")
+            finish()
+            val layout = layouts.getOrElse(f, throw new IllegalArgumentException(
+              s"a ${RowAddress.Name} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"))
+            fragment = f; next = 0L; total = layout.map(_.toLong).sum
+            val (relative, file) = new FermionDataset(new Path(root), conf.value).newDataFile()
+            writer = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value, Some(layout))
+          }
+          val offset = RowAddress.row(address).toLong
+          if (offset < next) throw new IllegalArgumentException(s"two values for row ${RowAddress.Name} = $address")
+          if (offset >= total) throw new IllegalArgumentException(s"${RowAddress.Name} = $address is past the $total rows of fragment $f")
+          while (next < offset) { writer.write(nulls); next += 1 }
+          writer.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i => r.get(i + 1, types(i))).toArray[Any]))
+          next += 1
+        }
+        finish()
+      } catch {
+        case t: Throwable =>
+          if (writer != null) writer.abort()
+          val fs = new FermionDataset(new Path(root), conf.value)
+          out.foreach(o => fs.fs.delete(fs.resolvePath(o._2), false))
+          throw t
+      }
+      out.iterator
     }.collect() finally sc.setJobDescription(previous)
     val ids = addedFields.fields.map(_.fieldId)
     val files = written.map { case (f, p) => f -> DataFile(p, ids) }.toMap
