@@ -89,3 +89,21 @@ def test_selective_filters_skip_stripes_and_bytes(spark, table):
     prefix = spark.read.format("fermion").load(f).where("s like 'key-0123%'").select("id")
     assert sorted(r.id for r in prefix.collect()) == [i for i in range(12300, 12400) if i % 7]
     assert scan_metrics(prefix)[1] <= 2
+
+
+def test_decode_metrics_and_limit_pushdown(spark, tmp_table):
+    path = tmp_table()
+    spark.range(0, 200_000, 1, 2).selectExpr("id", "cast(id as string) as s").write.format("fermion") \
+        .option("stripeRows", "10000").save(path)
+    df = spark.read.format("fermion").load(path).select("id", "s")
+    df.collect()
+    scan = df._jdf.queryExecution().executedPlan().collectLeaves().head()
+    m = scan.metrics()
+    pages = m.apply("pagesDecoded").value()
+    assert pages >= 20 * 3, pages  # 20 stripes, each with DATA of id and OFFSETS and DATA of s
+    assert m.apply("fermionMetadataBytesRead").value() > 0
+    assert m.apply("decodeTimeMs").value() >= 0
+    limited = spark.read.format("fermion").load(path).limit(7)
+    assert "Limit: 7" in limited._jdf.queryExecution().executedPlan().toString()
+    assert len(limited.collect()) == 7
+    assert spark.read.format("fermion").load(path).limit(150_000).count() == 150_000

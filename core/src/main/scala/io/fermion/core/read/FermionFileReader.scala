@@ -40,6 +40,8 @@ final class FermionFileReader private (
   def numStripes: Int = footer.numStripes
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
   def metadataBytesRead: Long = metadataBytes
+  def pagesDecoded: Long = pages.pagesDecoded
+  def decodeNanos: Long = pages.decodeNanos
   def bytesRead: Long = input.bytesRead
 
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */

@@ -25,6 +25,12 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
   }
 
   private val values = new PageValueDecoder
+  private var pages = 0L
+  private var nanos = 0L
+
+  /** Pages decoded so far and the time spent verifying, decompressing and decoding them. */
+  def pagesDecoded: Long = pages
+  def decodeNanos: Long = nanos
 
   /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). The
     * pages hold `kind` values, `maxValues` of them at most in all (the node's slots); variable-width
@@ -38,6 +44,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
     var at = base
     while (at < end) {
       val fileOffset = chunkOffset + (at - base)
+      val started = System.nanoTime()
       if (end - at < PageHeader.Size) throw new InvalidFermionFileException(path, fileOffset, "page header runs past the end of its chunk")
       val h = PageHeader.decode(chunk, at)
       val payloadAt = at + PageHeader.Size
@@ -84,6 +91,8 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
         }
       valuesLeft -= h.valueCount
       if (kind == PageValues.Variable) bytesLeft -= page.len
+      pages += 1
+      nanos += System.nanoTime() - started
       f(page)
       at = payloadAt + h.storedLength
     }

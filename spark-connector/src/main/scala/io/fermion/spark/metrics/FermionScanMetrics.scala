@@ -18,12 +18,31 @@ final class BytesReadMetric extends CustomSumMetric {
   override def description(): String = "Fermion bytes read"
 }
 
+final class MetadataBytesReadMetric extends CustomSumMetric {
+  override def name(): String = FermionScanMetrics.MetadataBytesRead
+  override def description(): String = "Fermion metadata bytes read"
+}
+
+final class PagesDecodedMetric extends CustomSumMetric {
+  override def name(): String = FermionScanMetrics.PagesDecoded
+  override def description(): String = "Fermion pages decoded"
+}
+
+final class DecodeTimeMetric extends CustomSumMetric {
+  override def name(): String = FermionScanMetrics.DecodeTimeMs
+  override def description(): String = "Fermion page decode time (ms)"
+}
+
 object FermionScanMetrics {
   val StripesRead = "stripesRead"
   val StripesSkipped = "stripesSkipped"
   val BytesRead = "fermionBytesRead"
+  val MetadataBytesRead = "fermionMetadataBytesRead"
+  val PagesDecoded = "pagesDecoded"
+  val DecodeTimeMs = "decodeTimeMs"
 
-  def all = Array(new StripesReadMetric, new StripesSkippedMetric, new BytesReadMetric)
+  def all = Array(new StripesReadMetric, new StripesSkippedMetric, new BytesReadMetric, new MetadataBytesReadMetric,
+    new PagesDecodedMetric, new DecodeTimeMetric)
 
   def task(metricName: String, v: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName

@@ -20,17 +20,23 @@ import org.roaringbitmap.RoaringBitmap
 /** Reads the splits of one partition one after another (small files are packed together). */
 final class FermionColumnarPartitionReader(part: FermionInputPartition, readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]],
                                            columnIds: Option[Map[String, Int]],
-                                           datasetRoot: String, filter: Option[FilterExpr], conf: Configuration, readerOptions: ReaderOptions)
+                                           datasetRoot: String, filter: Option[FilterExpr], conf: Configuration, readerOptions: ReaderOptions,
+                                           limit: Option[Int] = None)
     extends PartitionReader[ColumnarBatch] {
   private val allocator: BufferAllocator =
     FermionColumnarPartitionReader.root.newChildAllocator(s"fermion:${part.splits.headOption.map(_.file).getOrElse("")}", 0, Long.MaxValue)
   private var nextSplit = 0
   private var split: FileSplitReader = _
-  private var finished = (0L, 0L, 0L) // stripes read, stripes skipped, bytes read of closed splits
+  /** Counters of the splits already closed. */
+  private var finished = SplitCounters(0, 0, 0, 0, 0, 0)
+  private var rowsReturned = 0L
 
   override def next(): Boolean = {
+    // A pushed LIMIT: this partition stops once it has returned that many rows (Spark still
+    // applies the limit on top).
+    if (limit.exists(rowsReturned >= _)) return false
     while (true) {
-      if (split != null && split.next()) return true
+      if (split != null && split.next()) { rowsReturned += split.get().numRows(); return true }
       closeSplit()
       if (nextSplit >= part.splits.size) return false
       split = FileSplitReader.open(part.splits(nextSplit), readSchema, readFieldIds, columnIds, datasetRoot, filter, conf, readerOptions, allocator)
@@ -42,17 +48,20 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   override def get(): ColumnarBatch = split.get()
 
   private def closeSplit(): Unit = if (split != null) {
-    finished = (finished._1 + split.stripesRead, finished._2 + split.stripesSkipped, finished._3 + split.bytesRead)
+    finished = finished + split.counters
     split.close()
     split = null
   }
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = {
-    val live = Option(split)
+    val c = Option(split).map(s => finished + s.counters).getOrElse(finished)
     Array(
-      FermionScanMetrics.task(FermionScanMetrics.StripesRead, finished._1 + live.map(_.stripesRead).getOrElse(0L)),
-      FermionScanMetrics.task(FermionScanMetrics.StripesSkipped, finished._2 + live.map(_.stripesSkipped).getOrElse(0L)),
-      FermionScanMetrics.task(FermionScanMetrics.BytesRead, finished._3 + live.map(_.bytesRead).getOrElse(0L)))
+      FermionScanMetrics.task(FermionScanMetrics.StripesRead, c.stripesRead),
+      FermionScanMetrics.task(FermionScanMetrics.StripesSkipped, c.stripesSkipped),
+      FermionScanMetrics.task(FermionScanMetrics.BytesRead, c.bytesRead),
+      FermionScanMetrics.task(FermionScanMetrics.MetadataBytesRead, c.metadataBytesRead),
+      FermionScanMetrics.task(FermionScanMetrics.PagesDecoded, c.pagesDecoded),
+      FermionScanMetrics.task(FermionScanMetrics.DecodeTimeMs, c.decodeNanos / 1000000L))
   }
 
   override def close(): Unit = try closeSplit() finally allocator.close()
@@ -176,9 +185,11 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
   def get(): ColumnarBatch = current
 
-  def stripesRead: Long = nextStripe
-  def stripesSkipped: Long = ownStripes.size - stripes.size
-  def bytesRead: Long = reader.bytesRead
+  def counters: SplitCounters = {
+    val all = sources
+    SplitCounters(nextStripe, ownStripes.size - stripes.size, all.map(_.bytesRead).sum, all.map(_.metadataBytesRead).sum,
+      all.map(_.pagesDecoded).sum, all.map(_.decodeNanos).sum)
+  }
 
   private def releaseCurrent(): Unit = {
     if (current != null) {
@@ -193,6 +204,12 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     try releaseCurrent()
     finally try reader.close() finally columnReaders.foreach(_.close())
   }
+}
+
+/** What one split read, for the scan's metrics. */
+final case class SplitCounters(stripesRead: Long, stripesSkipped: Long, bytesRead: Long, metadataBytesRead: Long, pagesDecoded: Long, decodeNanos: Long) {
+  def +(o: SplitCounters): SplitCounters = SplitCounters(stripesRead + o.stripesRead, stripesSkipped + o.stripesSkipped, bytesRead + o.bytesRead,
+    metadataBytesRead + o.metadataBytesRead, pagesDecoded + o.pagesDecoded, decodeNanos + o.decodeNanos)
 }
 
 object FileSplitReader {

@@ -16,13 +16,13 @@ import org.apache.spark.sql.types.StructType
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
 final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions,
-                        wholeFiles: Boolean = false)
+                        wholeFiles: Boolean = false, limit: Option[Int] = None)
     extends Scan with Batch with SupportsReportStatistics {
 
   override def readSchema(): StructType = readSchema
   override def description(): String =
     s"FermionScan ${snapshot.root}${snapshot.version.map(v => s" version $v").getOrElse("")} [${readSchema.fieldNames.mkString(", ")}]" +
-      filter.map(f => s" StripeFilter: $f").getOrElse("")
+      filter.map(f => s" StripeFilter: $f").getOrElse("") + limit.map(l => s" Limit: $l").getOrElse("")
 
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
@@ -89,7 +89,8 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, readFieldIds, columnIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
+    new FermionPartitionReaderFactory(readSchema, readFieldIds, columnIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
+      readerOptions, limit)
 }
 
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the

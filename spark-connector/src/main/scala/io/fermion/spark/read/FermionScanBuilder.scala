@@ -5,7 +5,7 @@ import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
 import org.apache.spark.sql.types.StructType
 
 /** Column pruning (only the needed columns' CMBs and chunks are read, nested fields included) and
@@ -13,7 +13,14 @@ import org.apache.spark.sql.types.StructType
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
 final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType, readerOptions: ReaderOptions, wholeFiles: Boolean = false)
-    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates {
+    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates
+    with SupportsPushDownLimit {
+  private var limit: Option[Int] = None
+
+  /** Each partition stops after `n` rows; Spark keeps its own LIMIT on top (partial pushdown). */
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
+  override def isPartiallyPushed: Boolean = true
+
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
   private var filter: Option[FilterExpr] = None
@@ -45,6 +52,6 @@ final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
 
   override def build(): Scan = aggregates match {
     case Some(aggs) => new FermionAggregateScan(snapshot, aggs, readerOptions)
-    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions, wholeFiles)
+    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions, wholeFiles, if (wholeFiles) None else limit)
   }
 }
