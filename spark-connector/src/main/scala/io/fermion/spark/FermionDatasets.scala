@@ -28,6 +28,14 @@ object FermionDatasets {
     ds
   }
 
+  /** A dataset about to be changed: the file system must support atomic commits (checked before
+    * any file is written). */
+  private def openForChange(path: String): FermionDataset = {
+    val ds = open(path)
+    ManifestPublisher.checkSupported(ds.fs)
+    ds
+  }
+
   /** One row per version: version, timestamp, operation, fragments, rows, tags. */
   def versions(spark: SparkSession, path: String): DataFrame = {
     val ds = open(path)
@@ -49,13 +57,13 @@ object FermionDatasets {
     open(path).tags.foreach { case (k, v) => m.put(k, v) }
     m
   }
-  def createTag(path: String, tag: String, version: Long): Unit = open(path).createTag(tag, version)
-  def deleteTag(path: String, tag: String): Unit = open(path).deleteTag(tag)
+  def createTag(path: String, tag: String, version: Long): Unit = openForChange(path).createTag(tag, version)
+  def deleteTag(path: String, tag: String): Unit = openForChange(path).deleteTag(tag)
 
   /** Deletes the rows matching `condition` (a SQL boolean expression) by writing deletion files;
     * returns the number of rows deleted. Data files are not rewritten. */
   def delete(spark: SparkSession, path: String, condition: String): Long = {
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     val matching = spark.read.format("fermion").option("versionAsOf", base.version).load(path)
       .where(condition).select(RowAddress.Name)
@@ -90,7 +98,7 @@ object FermionDatasets {
   /** Adds nullable columns (a DDL list such as `"score double, tags array<string>"`); existing rows
     * read them as null. No data file is written. */
   def addColumns(spark: SparkSession, path: String, ddl: String): Long = {
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     val added = StructType.fromDDL(ddl)
     SparkTypeMapping.validate(added)
@@ -111,7 +119,7 @@ object FermionDatasets {
     import scala.jdk.CollectionConverters._
     val cols = names.asScala.toIndexedSeq.zip(expressions.asScala.toIndexedSeq)
     require(cols.nonEmpty && names.size == expressions.size, "give one expression per new column")
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     // One partition per data file, rows in file order: what the column files are written from.
     val df = spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.WholeFilesOption, "true").load(path)
@@ -123,7 +131,7 @@ object FermionDatasets {
     * version) and the new columns — as new data files per fragment; rows `values` does not cover
     * read null. Existing files are not rewritten. Returns the new version. */
   def addColumnsFromDataFrame(spark: SparkSession, path: String, values: DataFrame): Long = {
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     val addr = values.schema.fields.find(_.name == RowAddress.Name).getOrElse(
       throw new IllegalArgumentException(s"the DataFrame needs the ${RowAddress.Name} column of the rows it fills (select it when reading the dataset)"))
@@ -204,6 +212,10 @@ object FermionDatasets {
       out.iterator
     }.collect() finally sc.setJobDescription(previous)
     val ids = addedFields.fields.map(_.fieldId)
+    written.groupBy(_._1).find(_._2.length > 1).foreach { case (f, _) =>
+      written.foreach(w => ds.fs.delete(ds.resolvePath(w._2), false))
+      throw new IllegalStateException(s"the rows of fragment $f reached several tasks; nothing was added")
+    }
     val files = written.map { case (f, p) => f -> DataFile(p, ids) }.toMap
     try ds.commit(base.version, Operation.AddColumnFiles(FermionSchema(base.schema.fields ++ addedFields.fields), files,
       s"add columns ${added.fieldNames.mkString(", ")}")).version
@@ -212,7 +224,7 @@ object FermionDatasets {
 
   /** Drops columns from the schema; their data stays in the files until compaction rewrites them. */
   def dropColumns(path: String, columns: java.util.List[String]): Long = {
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     val drop = scala.jdk.CollectionConverters.ListHasAsScala(columns).asScala.map(_.toLowerCase(Locale.ROOT)).toSet
     val missing = drop -- base.schema.fields.map(_.name.toLowerCase(Locale.ROOT))
@@ -224,7 +236,7 @@ object FermionDatasets {
 
   /** Renames a top-level column; files are matched by field id, so no data is touched. */
   def renameColumn(path: String, from: String, to: String): Long = {
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     val i = base.schema.indexOf(from).getOrElse(throw new IllegalArgumentException(s"Cannot rename `$from`: no such column in the Fermion dataset at '$path'"))
     if (base.schema.indexOf(to).exists(_ != i)) throw new IllegalArgumentException(s"Cannot rename `$from` to `$to`: `$to` exists")
@@ -237,7 +249,7 @@ object FermionDatasets {
     * current one when nothing needed compacting. Readers of older versions are unaffected. */
   def compact(spark: SparkSession, path: String, targetRows: Long): Long = {
     require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
-    val ds = open(path)
+    val ds = openForChange(path)
     val base = ds.latest().get
     if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
       throw new UnsupportedOperationException(s"Compaction of a dataset with stable row ids is not supported yet ('$path')")
@@ -286,7 +298,7 @@ object Compaction {
 
   /** Read option: one input partition per data file, rows in file order. */
   val WholeFilesOption = "__fermionWholeFiles"
-  def wholeFiles(options: Map[String, String]): Boolean = options.exists(_._1.equalsIgnoreCase(WholeFilesOption))
+  def wholeFiles(options: Map[String, String]): Boolean = options.exists { case (k, v) => k.equalsIgnoreCase(WholeFilesOption) && v.equalsIgnoreCase("true") }
 
   def fragments(options: Map[String, String]): Option[Set[Long]] =
     options.find(_._1.equalsIgnoreCase(FragmentsOption)).map(_._2.split(",").filter(_.nonEmpty).map(_.toLong).toSet)

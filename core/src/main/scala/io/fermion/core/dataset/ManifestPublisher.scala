@@ -22,7 +22,11 @@ object ManifestPublisher {
     case "file" =>
       val from = Paths.get(fs.makeQualified(tmp).toUri)
       val to = Paths.get(fs.makeQualified(target).toUri)
-      val published = try { Files.createLink(to, from); true } catch { case _: FileAlreadyExistsException => false }
+      val published = try { Files.createLink(to, from); true }
+        catch {
+          case _: FileAlreadyExistsException => false
+          case e: IOException => try fs.delete(tmp, false) catch { case _: IOException => }; throw e
+        }
       // The version is published (or lost) either way: failing to remove the temp file must not
       // turn a published commit into a reported failure. Cleanup removes leftovers.
       try fs.delete(tmp, false) catch { case _: IOException => }

@@ -65,7 +65,7 @@ object Operation {
     def name = "project"
     def conflictsWith(other: Operation): Option[String] = other match {
       case _: Overwrite => Some("overwrote the dataset")
-      case _: Project => Some("changed the schema")
+      case _: Project | _: AddColumnFiles => Some("changed the schema")
       case _ => None
     }
     def apply(base: Manifest): Manifest = base.copy(schema = schema)
