@@ -2,6 +2,7 @@
 change (differential: pushdown on, pushdown off, Parquet), on random predicates."""
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import rows_of
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +108,23 @@ def test_decode_metrics_and_limit_pushdown(spark, tmp_table):
     assert "Limit: 7" in limited._jdf.queryExecution().executedPlan().toString()
     assert len(limited.collect()) == 7
     assert spark.read.format("fermion").load(path).limit(150_000).count() == 150_000
+
+
+def test_bloom_filters_skip_stripes_for_point_lookups_on_unsorted_keys(spark, tmp_table):
+    f, p = tmp_table("f"), tmp_table("p")
+    df = spark.range(0, 100_000, 1, 1).selectExpr("id", "xxhash64(id) as k", "concat('n', xxhash64(id)) as s", "rand(1) as x")
+    df.write.format("fermion").option("stripeRows", "5000").option("bloomFilterColumns", "k,s").save(f)
+    df.write.parquet(p)
+    probe = df.where("id = 4242").collect()[0]
+    for cond in (f"k = {probe.k}", f"s = '{probe.s}'", f"k in ({probe.k}, 1, 2)", "k = 12345"):
+        got = spark.read.format("fermion").load(f).where(cond)
+        assert rows_of(got) == rows_of(spark.read.parquet(p).where(cond)), cond
+        skipped, read, _ = scan_metrics(got)
+        assert read <= 2 and skipped >= 18, (cond, skipped, read)
+    plain = tmp_table("plain")
+    df.write.format("fermion").option("stripeRows", "5000").save(plain)
+    q = spark.read.format("fermion").load(plain).where(f"k = {probe.k}")
+    q.collect()
+    assert scan_metrics(q)[0] == 0, "without bloom filters random keys skip nothing"
+    with pytest.raises(Exception, match="bloomFilterColumns"):
+        df.write.format("fermion").option("bloomFilterColumns", "nope").save(tmp_table())

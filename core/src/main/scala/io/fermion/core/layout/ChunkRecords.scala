@@ -40,7 +40,9 @@ final case class ChunkRecord(
     allNull: Boolean,
     nullCount: Int,
     stats: ValueStats,
-    pages: IndexedSeq[PageRecord]
+    pages: IndexedSeq[PageRecord],
+    /** Bytes of the bloom filter (and its CRC32) right after a DATA chunk; 0 for none. */
+    bloomLength: Int = 0
 )
 
 object ChunkRecord {

@@ -12,7 +12,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * [payload     ] SimpleChunkDesc[numStripes] | FullChunkDesc[numStripes] per stream, then PageMeta pool
   * SimpleChunkDesc: u64 offset, u32 length, u32 reserved                                 16 bytes
   * FullChunkDesc:   u64 offset, u32 length, u32 statsFlags, i64 min, i64 max,
-  *                  u32 nullCount, u32 numPages, u32 pageMetaOffset, u32 reserved        48 bytes
+  *                  u32 nullCount, u32 numPages, u32 pageMetaOffset, u32 bloomLength     48 bytes
   * PageMeta:        u32 pageSize, u32 rowCount, i64 min, i64 max, u32 nullCount, u32 statsFlags  32 bytes
   * }}}
   * All offsets inside the block (chunksOffset, pageMetaOffset) are relative to its first byte.
@@ -49,6 +49,8 @@ final class ColumnMetadataBlock private (val buf: ByteBuffer) {
   def fullNullCount(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 32)
   def fullNumPages(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 36)
   def fullPageMetaOffset(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 40)
+  /** Bytes of the chunk's bloom filter plus its u32 CRC32, stored right after the chunk; 0 for none. */
+  def fullBloomLength(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 44)
 
   /** Chunk position of any stream kind; (0, 0) for USE_DEFAULT / FORCE_NULL streams. */
   def chunkOffset(stream: Int, stripe: Int): Long = descType(stream) match {

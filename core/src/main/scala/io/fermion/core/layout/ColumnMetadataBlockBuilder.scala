@@ -74,7 +74,7 @@ object ColumnMetadataBlockBuilder {
               pool += PageMetaSize
             }
           } else b.putInt(at + 40, 0)
-          b.putInt(at + 44, 0)
+          b.putInt(at + 44, c.bloomLength)
         case _ =>
       }
     }

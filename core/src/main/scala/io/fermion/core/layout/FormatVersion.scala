@@ -3,8 +3,10 @@ package io.fermion.core.layout
 /** The format version written into every footer. A reader accepts any minor version of its own
   * major version and rejects other majors. A minor version only adds things an older reader either
   * ignores or rejects with a typed error where it meets them, never misreads: 1.1 added the page
-  * encodings other than PLAIN, which a 1.0 reader reports as "unknown page encoding". */
+  * encodings other than PLAIN, which a 1.0 reader reports as "unknown page encoding"; 1.2 added
+  * bloom filters after DATA chunks (their length in the FullChunkDesc's last word), which 1.1
+  * readers ignore. */
 object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 1
+  val Minor: Int = 2
 }

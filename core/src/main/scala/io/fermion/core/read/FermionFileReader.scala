@@ -44,6 +44,30 @@ final class FermionFileReader private (
   def decodeNanos: Long = pages.decodeNanos
   def bytesRead: Long = input.bytesRead
 
+  /** The bloom filter of a flat column's DATA chunk in `stripe`, if the writer made one (its CRC32
+    * checked like a page's). */
+  def bloomFilter(column: Int, stripe: Int): Option[io.fermion.core.bloom.SplitBlockBloomFilter] =
+    columnMetadata(column).flatMap { m =>
+      val s = m.streamTypeIndexOf(StreamType.Data)
+      if (s < 0 || m.descType(s) != DescType.Full || m.fullBloomLength(s, stripe) == 0) None
+      else {
+        val len = m.fullBloomLength(s, stripe)
+        val off = m.fullOffset(s, stripe) + m.fullLength(s, stripe)
+        if (len < 36 || (len - 4) % 32 != 0 || len - 4 > io.fermion.core.bloom.SplitBlockBloomFilter.MaxBytes)
+          throw new InvalidFermionFileException(path, off, s"bloom filter of `${schema.fields(column).name}` has $len bytes")
+        val b = bytesAt(off, len, metadata = false)
+        val bytes = new Array[Byte](len)
+        b.duplicate().get(bytes)
+        if (options.verifyChecksums) {
+          val crc = new java.util.zip.CRC32
+          crc.update(bytes, 0, len - 4)
+          val stored = java.nio.ByteBuffer.wrap(bytes, len - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt
+          if (stored != crc.getValue.toInt) throw new FermionChecksumException(path, off, s"bloom filter of `${schema.fields(column).name}`", stored, crc.getValue.toInt)
+        }
+        Some(io.fermion.core.bloom.SplitBlockBloomFilter.fromBytes(bytes, 0, len - 4))
+      }
+    }
+
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
   private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
     if (offset >= tailStart && offset + len <= tailStart + tail.remaining()) {

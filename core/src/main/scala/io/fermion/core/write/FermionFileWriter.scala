@@ -161,6 +161,12 @@ object FermionFileWriter {
       throw new IllegalArgumentException(
         s"Invalid Fermion write option: column.$p.* names no column (columns: ${schema.fields.map(_.name).mkString(", ")})")
     }
+    options.bloomFilterColumns.foreach { c =>
+      val f = schema.indexOf(c).map(schema.fields).getOrElse(throw new IllegalArgumentException(
+        s"Invalid Fermion write option: bloomFilterColumns names `$c`, which is not a top-level column (columns: ${schema.fields.map(_.name).mkString(", ")})"))
+      if (!io.fermion.core.bloom.BloomValues.supports(f.dataType))
+        throw new IllegalArgumentException(s"Invalid Fermion write option: bloomFilterColumns: `${f.name}` (${f.dataType}) cannot have a bloom filter")
+    }
   }
 
   def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =

@@ -34,9 +34,30 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         val empty = ChunkRecord.Empty.copy(nullCount = col.nullCount)
         if (allNull || rows == 0) empty
         else if (col.isBool) boolDataChunk(col, hasNulls, settings)
-        else if (col.isVariable) { if (col.data.length == 0) empty else variableDataChunk(col, hasNulls, settings) }
-        else fixedDataChunk(col, hasNulls, settings)
+        else if (col.isVariable) { if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings)) }
+        else withBloom(col, fixedDataChunk(col, hasNulls, settings))
     }
+  }
+
+  /** For a top-level column listed in `bloomFilterColumns`: a split-block bloom filter of the
+    * stripe's non-null values, sized for their distinct count, written after the DATA chunk with
+    * its CRC32. */
+  private def withBloom(col: ColumnNodeBuffer, rec: ChunkRecord): ChunkRecord = {
+    // Top-level buffers are named by their field alone (a top-level name may itself contain a dot).
+    val topLevel = col.path == col.field.name
+    if (!topLevel || !options.bloomFilterColumns.contains(col.path.toLowerCase(java.util.Locale.ROOT))) return rec
+    val hashes = BloomHashes.of(col)
+    val distinct = new io.fermion.core.encoding.LongDictionaryBuilder
+    distinct.reset(math.min(hashes.length, 1 << 16))
+    hashes.foreach(h => distinct.codeOf(h, Int.MaxValue))
+    val bloom = io.fermion.core.bloom.SplitBlockBloomFilter.forValues(distinct.size, options.bloomFilterFpp)
+    hashes.foreach(bloom.insert)
+    val bytes = bloom.toBytes
+    val crc = new java.util.zip.CRC32
+    crc.update(bytes)
+    out.write(bytes)
+    out.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(crc.getValue.toInt).array())
+    rec.copy(bloomLength = bytes.length + 4)
   }
 
   private def alignedRows(bytesPerRow: Int, settings: ColumnWriteOptions): Int = math.max(8, (settings.pageSize / bytesPerRow) & ~7)

@@ -15,8 +15,12 @@ final case class WriterOptions(
     compressionLevel: Int = 3,
     pageChecksums: Boolean = true,
     encodings: EncodingSet = EncodingSet.All,
-    columns: Map[String, ColumnOverrides] = Map.empty
+    columns: Map[String, ColumnOverrides] = Map.empty,
+    /** Top-level columns that get a bloom filter per stripe (lower-case names). */
+    bloomFilterColumns: Set[String] = Set.empty,
+    bloomFilterFpp: Double = 0.01
 ) {
+  require(bloomFilterFpp >= 1e-6 && bloomFilterFpp < 1, s"bloomFilterFpp must be at least 0.000001 and below 1, got $bloomFilterFpp")
   WriterOptions.checkPageSize(pageSize)
   require(stripeMaxRows >= 1, s"stripeRows must be positive, got $stripeMaxRows")
   require(stripeMaxBytes >= 1024, s"stripeBytes must be at least 1 KiB, got $stripeMaxBytes")
@@ -78,9 +82,11 @@ object WriterOptions {
     val CompressionLevel = "compressionLevel"
     val Checksum = "checksum"
     val Encodings = "encodings"
+    val BloomFilterColumns = "bloomFilterColumns"
+    val BloomFilterFpp = "bloomFilterFpp"
     /** `column.<path>.<setting>` overrides one of [[ColumnKeys]] for one column. */
     val ColumnPrefix = "column."
-    val all: Seq[String] = Seq(PageSize, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings)
+    val all: Seq[String] = Seq(PageSize, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings, BloomFilterColumns, BloomFilterFpp)
     /** The settings a column may override. */
     val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize)
     def isKnown(key: String): Boolean = {
@@ -145,7 +151,10 @@ object WriterOptions {
         compressionLevel = get(Keys.CompressionLevel).map(v => OptionValues.int(Keys.CompressionLevel, v)).getOrElse(d.compressionLevel),
         pageChecksums = get(Keys.Checksum).map(v => OptionValues.bool(Keys.Checksum, v)).getOrElse(d.pageChecksums),
         encodings = get(Keys.Encodings).map(v => OptionValues.wrap(Keys.Encodings, v)(EncodingSet.parse(v))).getOrElse(d.encodings),
-        columns = columns
+        columns = columns,
+        bloomFilterColumns = get(Keys.BloomFilterColumns).map(_.split(",").map(_.trim.toLowerCase(java.util.Locale.ROOT)).filter(_.nonEmpty).toSet)
+          .getOrElse(d.bloomFilterColumns),
+        bloomFilterFpp = get(Keys.BloomFilterFpp).map(v => OptionValues.wrap(Keys.BloomFilterFpp, v)(v.trim.toDouble)).getOrElse(d.bloomFilterFpp)
       )
     }
   }

@@ -1,6 +1,7 @@
 package io.fermion.core.read.filter
 
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, StreamType, ValueStats}
+import io.fermion.core.bloom.BloomValues
 import io.fermion.core.read.FermionFileReader
 import io.fermion.core.schema.FermionType
 import io.fermion.core.write.PageStatistics
@@ -23,10 +24,23 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
     case Unknown | Not(_) => true
     case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
-    case Compare(c, op, v) => stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v))
-    case In(c, vs) => stats(c, stripe).forall(s => s.mayHaveValue && (vs.size > 1024 || vs.exists(v => s.compare(Eq, v))))
+    case Compare(c, op, v) => stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v)) && (op != Eq || bloomAllows(c, stripe, Seq(v)))
+    case In(c, vs) =>
+      stats(c, stripe).forall(s => s.mayHaveValue && (vs.size > 1024 || vs.exists(v => s.compare(Eq, v)))) && (vs.size > 1024 || bloomAllows(c, stripe, vs))
     case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
   }
+
+  /** Filters read so far (a predicate may test one column several times). */
+  private val blooms = scala.collection.mutable.HashMap.empty[(Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
+
+  /** False only when the stripe's bloom filter proves no value is there (equality and IN). */
+  private def bloomAllows(column: String, stripe: Int, values: Seq[FilterValue]): Boolean =
+    this.column(column).forall { c =>
+      val t = reader.schema.fields(c).dataType
+      !BloomValues.supports(t) || blooms.getOrElseUpdate((c, stripe), reader.bloomFilter(c, stripe)).forall { b =>
+        values.exists(v => BloomValues.hashOf(t, v).forall(b.mightContain))
+      }
+    }
 
   /** None when the filter cannot use the column (not in the file, nested, no statistics kind). */
   private def stats(column: String, stripe: Int): Option[ColumnStripeStats] =
