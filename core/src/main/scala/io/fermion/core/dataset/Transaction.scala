@@ -68,7 +68,8 @@ object Operation {
       case _: Project | _: AddColumnFiles => Some("changed the schema")
       case _ => None
     }
-    def apply(base: Manifest): Manifest = base.copy(schema = schema)
+    /** Keeps nullability an append relaxed meanwhile (files may hold nulls there now). */
+    def apply(base: Manifest): Manifest = base.copy(schema = SchemaIds.relaxNullability(schema, base.schema))
   }
 
   /** New columns written as new data files of existing fragments (the files of a fragment hold
@@ -82,7 +83,8 @@ object Operation {
       case _ => None
     }
     def apply(base: Manifest): Manifest =
-      base.copy(schema = schema, fragments = base.fragments.map(f => files.get(f.id).map(d => f.copy(files = f.files :+ d)).getOrElse(f)))
+      base.copy(schema = SchemaIds.relaxNullability(schema, base.schema),
+        fragments = base.fragments.map(f => files.get(f.id).map(d => f.copy(files = f.files :+ d)).getOrElse(f)))
   }
 
   /** Fragments rewritten into fewer ones with their deletions applied. */
