@@ -380,3 +380,26 @@ def test_a_killed_writer_leaves_the_last_committed_version_readable(spark, tmp_t
         v = FermionDataset(spark, path).latest_version()
         for old in range(1, v + 1):
             spark.read.format("fermion").option("versionAsOf", old).load(path).count()
+
+
+def test_damaged_dataset_metadata_fails_with_typed_errors(spark, tmp_table):
+    path = tmp_table()
+    spark.range(1000).write.format("fermion").save(path)
+    FermionDataset(spark, path).delete("id % 3 = 0")  # v2: Arrow deletion files
+    versions = os.path.join(path, "_versions")
+    latest = sorted(n for n in os.listdir(versions) if n.endswith(".manifest"))[0]  # V2 names: newest first
+    deletions = [os.path.join(path, "_deletions", n) for n in os.listdir(os.path.join(path, "_deletions"))]
+    blob = bytearray(open(os.path.join(versions, latest), "rb").read())
+    blob[30] ^= 0x20
+    open(os.path.join(versions, latest), "wb").write(bytes(blob))
+    with pytest.raises(Exception, match="InvalidFermionDatasetException.*CRC32"):
+        spark.read.format("fermion").load(path).collect()
+    assert ids(spark.read.format("fermion").option("versionAsOf", 1).load(path)) == list(range(1000))
+    blob[30] ^= 0x20
+    open(os.path.join(versions, latest), "wb").write(bytes(blob))
+    for d in deletions:
+        open(d, "wb").write(b"not an arrow file")
+    with pytest.raises(Exception, match="InvalidFermionDatasetException.*deletion file"):
+        spark.read.format("fermion").load(path).collect()
+    with pytest.raises(Exception, match="versionAsOf"):
+        spark.read.format("fermion").option("versionAsOf", "latest").load(path).collect()
