@@ -32,7 +32,11 @@ def main():
     df = spark.range(n, numPartitions=4).selectExpr(
         "id as k", "cast(rand(1) * 9.2e18 as bigint) as u", "rand(2) * 1000 as x", "uuid(3) as payload")
     paths = write_all(spark, df.coalesce(4), base, "filters", fermion_options={"bloomFilterColumns": "u"})
+    # The same data with 4x smaller stripes: how much the stripe size decides selective reads.
+    small = os.path.join(base, "filters-small-stripes.fermion")
+    df.coalesce(4).write.format("fermion").option("bloomFilterColumns", "u").option("stripeRows", "65536").save(small)
     sizes = {f: size_of(spark, paths[f]) for f in FORMATS}
+    small_size = size_of(spark, small)
     probe = spark.read.parquet(paths["parquet"]).select("u").limit(1).collect()[0].u
     mid = n // 2
     queries = [
@@ -42,7 +46,7 @@ def main():
         ("sorted key, 10 %", f"k >= {mid} and k < {mid + n // 10}", 0.1),
         ("unsorted key, point lookup", f"u = {probe}", 1 / n),
     ]
-    rows = []
+    rows, small_rows = [], []
     for label, cond, selectivity in queries:
         times, counts = {}, {}
         for f in FORMATS:
@@ -53,6 +57,12 @@ def main():
         fdf = spark.read.format("fermion").load(paths["fermion"]).where(cond).select("k", "u", "x", "payload")
         fdf.collect()
         read, stripes_read, skipped = fermion_bytes(fdf)
+        small_time, _ = timed(lambda: spark.read.format("fermion").load(small).where(cond).select("k", "u", "x", "payload").collect(), reps=args.reps)
+        sdf = spark.read.format("fermion").load(small).where(cond).select("k", "u", "x", "payload")
+        sdf.collect()
+        small_read, small_stripes, small_skipped = fermion_bytes(sdf)
+        small_rows.append([label, f"{small_time:.3f}", f"{times['parquet'] / small_time:.2f}x", f"{small_read:,}",
+                           f"{small_read / small_size:.4f}", f"{small_stripes}/{small_stripes + small_skipped}"])
         progress(f"{label}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in FORMATS) + f"; fermion read {read:,} bytes")
         rows.append([label, f"{counts['fermion']:,}", *[f"{times[f]:.3f}" for f in FORMATS],
                      f"{times['parquet'] / times['fermion']:.2f}x", f"{times['orc'] / times['fermion']:.2f}x",
@@ -62,7 +72,10 @@ def main():
             "Fermion is written with `bloomFilterColumns=u` (Parquet and ORC with Spark's defaults). `bytes read` is Fermion's scan metric (data and metadata reads); `share` = bytes read / file size.\n",
             markdown_table(["query", "rows", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC", "Fermion bytes read",
                             "share of file", "selectivity", "stripes read"], rows),
-            "\n\n" + markdown_table(["format", "bytes"], [[f, f"{sizes[f]:,}"] for f in FORMATS]), "\n"]
+            "\n\n## Fermion with 65,536-row stripes (`stripeRows=65536`; default 262,144)\n",
+            markdown_table(["query", "Fermion s", "vs Parquet", "bytes read", "share of file", "stripes read"], small_rows),
+            "\n\n" + markdown_table(["format", "bytes"], [[f, f"{sizes[f]:,}"] for f in FORMATS] +
+                                    [["fermion, 65,536-row stripes", f"{small_size:,}"]]), "\n"]
     publish(spark, args.out, text)
 
 
