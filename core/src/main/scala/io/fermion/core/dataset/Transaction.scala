@@ -133,7 +133,7 @@ object TransactionCodec {
   /** None for an operation this reader does not know (the caller treats it as a conflict). */
   def decode(bytes: Array[Byte], dataset: String, file: String): Option[Transaction] = {
     val r = new MetadataReader(bytes, Magic, dataset, file)
-    val major = r.u16("major version"); r.u16("minor version")
+    val major = r.u16("major version"); val minor = r.u16("minor version")
     if (major != ManifestCodec.Major) return None
     val readVersion = r.i64("read version")
     val uuid = r.string("uuid")
@@ -154,6 +154,7 @@ object TransactionCodec {
         Some(Operation.AddColumnFiles(s, files, d))
       case _ => None
     }
-    op.map { o => r.done(); Transaction(readVersion, uuid, o) }
+    // A newer minor version may append fields this reader skips, as in manifests.
+    op.map { o => if (minor <= ManifestCodec.Minor) r.done(); Transaction(readVersion, uuid, o) }
   }
 }

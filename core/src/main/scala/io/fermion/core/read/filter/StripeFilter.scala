@@ -25,8 +25,11 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
     case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
     case Compare(c, op, v) => stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v)) && (op != Eq || bloomAllows(c, stripe, Seq(v)))
+    case In(c, vs) if vs.size > 1024 => stats(c, stripe).forall(_.mayHaveValue)
     case In(c, vs) =>
-      stats(c, stripe).forall(s => s.mayHaveValue && (vs.size > 1024 || vs.exists(v => s.compare(Eq, v)))) && (vs.size > 1024 || bloomAllows(c, stripe, vs))
+      // A stripe is kept only if some literal passes both the bounds and the bloom filter.
+      val s = stats(c, stripe)
+      s.forall(_.mayHaveValue) && vs.exists(v => s.forall(_.compare(Eq, v)) && bloomAllows(c, stripe, Seq(v)))
     case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
   }
 
