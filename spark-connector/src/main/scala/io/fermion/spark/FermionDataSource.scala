@@ -46,7 +46,7 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     // A dataset's own schema wins over the catalog's copy, which schema changes made through the
     // dataset API (or another session) leave behind.
     val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
-    new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(schema), acceptAnySchema = false, () => snapshot)
+    FermionTable.of(path, snapshot, schema, acceptAnySchema = false)
   }
 
   /** `versionAsOf` (a version number) or `tag` (a tag's version) of a DataFrame read. */

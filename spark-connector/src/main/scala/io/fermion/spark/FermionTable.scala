@@ -64,3 +64,10 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
     FermionDatasets.delete(org.apache.spark.sql.SparkSession.active, path, condition)
   }
 }
+
+object FermionTable {
+  /** The table of `snapshot`: its dataset's schema when it has one (it wins over any copy a catalog
+    * keeps), else `fallback` (a table not written yet). */
+  def of(path: String, snapshot: TableSnapshot, fallback: StructType, acceptAnySchema: Boolean): FermionTable =
+    new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(fallback), acceptAnySchema, () => snapshot)
+}

@@ -38,9 +38,9 @@ object ManifestPublisher {
         if (!fs.exists(target)) throw new IOException(s"cannot rename $tmp to $target")
       }
       ok
-    case other =>
+    case _ =>
       fs.delete(tmp, false)
-      throw new UnsupportedOperationException(
-        s"Fermion datasets need a file system with an atomic create-if-absent (local, HDFS); '$other' has none, so concurrent commits could be lost")
+      checkSupported(fs)
+      false
   }
 }

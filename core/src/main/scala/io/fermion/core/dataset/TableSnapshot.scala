@@ -19,6 +19,11 @@ final case class SnapshotFile(path: String, length: Long, fragmentId: Long, dele
 final case class TableSnapshot(root: String, schema: Option[FermionSchema], manifest: Option[Manifest], files: IndexedSeq[SnapshotFile]) {
   def isDataset: Boolean = manifest.nonEmpty
   def version: Option[Long] = manifest.map(_.version)
+
+  /** A dataset's top-level field ids by lower-case name: how readers find a column in files
+    * written before a rename. None for plain directories (matched by name). */
+  lazy val columnIds: Option[Map[String, Int]] =
+    manifest.map(_.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.fieldId).toMap)
 }
 
 object TableSnapshot {

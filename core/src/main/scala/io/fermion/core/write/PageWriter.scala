@@ -5,7 +5,7 @@ import java.util.zip.CRC32
 import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.PageEncoder
 import io.fermion.core.storage.PositionedOutputFile
-import io.fermion.core.layout.PageHeader
+import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** Turns one page's values into header + stored payload on the output: first the lightweight
   * encoding [[PageEncoder]] picks among the column's allowed ones, then the column's codec, kept
@@ -15,10 +15,10 @@ final class PageWriter(out: PositionedOutputFile) {
   private val crc = new CRC32
   private val encoder = new PageEncoder
   private val encoded = new GrowableBytes(1 << 16)
-  private var counts = Map.empty[Int, Long]
+  private val counts = new Array[Long](PageEncoding.all.size)
 
   /** How many pages were written with each encoding (for tests and benchmarks). */
-  def encodingCounts: Map[Int, Long] = counts
+  def encodingCounts: Map[Int, Long] = counts.indices.filter(counts(_) > 0).map(i => i -> counts(i)).toMap
 
   def writeBitmap(bits: Array[Byte], byteOff: Int, n: Int, col: ColumnWriteOptions): Int = {
     encoded.clear()
@@ -51,7 +51,7 @@ final class PageWriter(out: PositionedOutputFile) {
     } else 0
     out.write(PageHeader(storedLen, len, valueCount, checksum, codec, encoding).encode())
     out.write(stored, 0, storedLen)
-    counts = counts.updated(encoding, counts.getOrElse(encoding, 0L) + 1)
+    counts(encoding) += 1
     PageHeader.Size + storedLen
   }
 }

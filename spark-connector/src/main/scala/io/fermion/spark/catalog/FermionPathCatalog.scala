@@ -53,7 +53,7 @@ class FermionPathCatalog extends TableCatalog {
   /** Writes (append, overwrite): an empty or missing path is a table with no columns yet. */
   override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
     val snapshot = snapshotAt(pathOf(ident))
-    new FermionTable(pathOf(ident), FermionTableSchema.of(snapshot).getOrElse(new StructType()), acceptAnySchema = true, () => snapshot)
+    FermionTable.of(pathOf(ident), snapshot, new StructType(), acceptAnySchema = true)
   }
 
   override def tableExists(ident: Identifier): Boolean = snapshotAt(pathOf(ident)).schema.nonEmpty

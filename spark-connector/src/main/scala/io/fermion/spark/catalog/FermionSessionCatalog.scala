@@ -31,7 +31,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
           throw new IllegalArgumentException(s"Fermion table $ident has no location"))
         val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
         val declared = StructType(t.columns().map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable)))
-        new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(declared), acceptAnySchema = false, () => snapshot)
+        FermionTable.of(path, snapshot, declared, acceptAnySchema = false)
       case _ => t
     }
   }
@@ -46,9 +46,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
   }
 
   private def at(path: String, version: Option[Long], timestampMillis: Option[Long]): Table = {
-    val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis)
-    val schema = FermionTableSchema.of(snapshot).getOrElse(new StructType())
-    new FermionTable(path, schema, acceptAnySchema = false, () => snapshot)
+    FermionTable.of(path, TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis), new StructType(), acceptAnySchema = false)
   }
 
   override def loadTable(ident: Identifier, version: String): Table = fermionPath(ident) match {

@@ -51,8 +51,7 @@ final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq
     snapshot.files.map(f => FermionInputPartition(IndexedSeq(FileSplit(f.path, 0, f.length, f.length, f.fragmentId))): InputPartition).toArray
 
   /** Dataset columns are found in files by field id (a renamed column keeps its id). */
-  private val columnIds: Map[String, Int] =
-    snapshot.manifest.map(_.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.fieldId).toMap).getOrElse(Map.empty)
+  private val columnIds: Map[String, Int] = snapshot.columnIds.getOrElse(Map.empty)
 
   override def createReaderFactory(): PartitionReaderFactory =
     new FermionAggregateReaderFactory(aggregates, columnIds, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)

@@ -138,28 +138,28 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
       val vs = sources(src).readStripeProjected(stripe, ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }, allocator)
       ps.zip(vs).foreach { case (p, v) => decoded(p) = v }
     }
-    val keptRows: Array[Int] = if (gone == 0) null else (0 until rows).filterNot(i => deleted.get.contains((first + i).toInt)).toArray
-    val batchVectors = if (keptRows == null) decoded.toIndexedSeq else decoded.toIndexedSeq.map(v => DeletedRows.compact(v, keptRows, allocator))
-    val addresses = readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.Name).map { _ =>
-      val a = new org.apache.arrow.vector.BigIntVector(RowAddress.Name, allocator)
-      val n = if (keptRows == null) rows else keptRows.length
-      a.allocateNew(n)
-      var r = 0
-      while (r < n) { a.set(r, RowAddress.of(part.fragmentId, first + (if (keptRows == null) r else keptRows(r)))); r += 1 }
-      a.setValueCount(n)
-      a
+    val keptRows: Array[Int] = if (gone == 0) null else {
+      val kept = new Array[Int](rows - gone)
+      val d = deleted.get
+      var i = 0
+      var k = 0
+      while (i < rows) { if (!d.contains((first + i).toInt)) { kept(k) = i; k += 1 }; i += 1 }
+      kept
     }
-    val rowIds = readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == RowAddress.RowIdName).flatMap { _ =>
-      part.rowIdStart.map { start =>
-        val a = new org.apache.arrow.vector.BigIntVector(RowAddress.RowIdName, allocator)
+    val batchVectors = if (keptRows == null) decoded.toIndexedSeq else decoded.toIndexedSeq.map(v => DeletedRows.compact(v, keptRows, allocator))
+    /** A metadata column of the batch's rows: `base` plus each row's offset in the fragment. */
+    def positions(name: String, base: Long): Option[org.apache.arrow.vector.BigIntVector] =
+      readSchema.fields.indices.find(i => fileColumns(i) < 0 && readSchema.fields(i).name == name).map { _ =>
+        val a = new org.apache.arrow.vector.BigIntVector(name, allocator)
         val n = if (keptRows == null) rows else keptRows.length
         a.allocateNew(n)
         var r = 0
-        while (r < n) { a.set(r, start + first + (if (keptRows == null) r else keptRows(r))); r += 1 }
+        while (r < n) { a.set(r, base + first + (if (keptRows == null) r else keptRows(r))); r += 1 }
         a.setValueCount(n)
         a
       }
-    }
+    val addresses = positions(RowAddress.Name, RowAddress.of(part.fragmentId, 0))
+    val rowIds = part.rowIdStart.flatMap(start => positions(RowAddress.RowIdName, start))
     vectors = batchVectors ++ addresses ++ rowIds
     val outRows = if (keptRows == null) rows else keptRows.length
     var k = 0

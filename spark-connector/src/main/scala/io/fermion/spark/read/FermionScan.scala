@@ -29,16 +29,14 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 
   private def files = snapshot.files
 
-  /** For a dataset, the field id of each read column (files are matched by id, so renamed columns
-    * still find their data); -1 for `_rowaddr`. None for plain directories (matched by name). */
-  /** A dataset's top-level field ids by lower-case name (how the stripe filter finds its columns). */
-  private val columnIds: Option[Map[String, Int]] =
-    snapshot.manifest.map(_.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.fieldId).toMap)
+  private def columnIds: Option[Map[String, Int]] = snapshot.columnIds
 
-  private val readFieldIds: Option[IndexedSeq[Int]] = snapshot.manifest.map { m =>
+  /** For a dataset, the field id of each read column (files are matched by id, so renamed columns
+    * still find their data); -1 for `_rowaddr` and `_rowid`, -2 for a column no file can hold. */
+  private val readFieldIds: Option[IndexedSeq[Int]] = columnIds.map { ids =>
     readSchema.fields.toIndexedSeq.map { f =>
       if (f.name == RowAddress.Name || f.name == RowAddress.RowIdName) -1
-      else m.schema.indexOf(f.name).map(i => m.schema.fields(i).fieldId).getOrElse(-2)
+      else ids.getOrElse(f.name.toLowerCase(java.util.Locale.ROOT), -2)
     }
   }
 
