@@ -76,14 +76,13 @@ class StripeFilterSuite extends AnyFunSuite {
     }
   }
 
-  test("skipped stripes never hold a matching row; sorted keys skip (property, many filters)") {
-    val rnd = new Random(11)
-    val n = 10000
-    val rows = (0 until n).map { i =>
-      Row(if (i % 97 == 0) null else java.lang.Long.valueOf(i),
-          if (i % 13 == 0) Double.NaN else if (i % 89 == 0) null else java.lang.Double.valueOf(rnd.nextGaussian() * 100),
-          if (i % 50 == 0) null else if (i > 9000) "" else f"key-$i%06d")
-    }
+  private def testRows(rnd: Random, n: Int): IndexedSeq[Row] = (0 until n).map { i =>
+    Row(if (i % 97 == 0) null else java.lang.Long.valueOf(i),
+        if (i % 13 == 0) Double.NaN else if (i % 89 == 0) null else java.lang.Double.valueOf(rnd.nextGaussian() * 100),
+        if (i % 50 == 0) null else if (i > 9000) "" else f"key-$i%06d")
+  }
+
+  private def writeRows(rows: IndexedSeq[Row], options: WriterOptions): java.nio.file.Path = {
     val schema = new Schema(Seq(ArrowTestData.field("k", new ArrowType.Int(64, true)),
       ArrowTestData.field("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
       ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)).asJava)
@@ -98,9 +97,72 @@ class StripeFilterSuite extends AnyFunSuite {
         if (r.d == null) d.setNull(i) else d.setSafe(i, r.d.doubleValue())
         if (r.s == null) s.setNull(i) else s.setSafe(i, r.s.getBytes(StandardCharsets.UTF_8))
       }
-      root.setRowCount(n)
-      write(file, root, WriterOptions(stripeMaxRows = 250, pageSize = 1024))
+      root.setRowCount(rows.size)
+      write(file, root, options)
     } finally root.close()
+    file
+  }
+
+  test("page row ranges never drop a matching row, and decoding only their pages gives the same values (property)") {
+    val rnd = new Random(23)
+    val rows = testRows(rnd, 10000)
+    val file = writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64))
+    val reader = open(file)
+    try {
+      val columns = (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c)))
+      val full = (0 until reader.numStripes).map(s => reader.readStripeProjected(s, columns, allocator))
+      try {
+        var selectedTotal = 0L
+        var possible = 0L
+        for (_ <- 0 until 300) {
+          val f = randomFilter(rnd, 3)
+          val sf = new StripeFilter(reader, f)
+          (0 until reader.numStripes).foreach { s =>
+            val first = reader.stripes.firstRows(s).toInt
+            val n = reader.stripes.rowCount(s)
+            val ranges = sf.rowRanges(s)
+            val kept = ranges.rows.toSet
+            (0 until n).foreach { i =>
+              if (!kept.contains(i)) assert(!matches(f, rows(first + i)).contains(true), s"$f dropped row ${first + i}: ${rows(first + i)}")
+            }
+            selectedTotal += kept.size
+            possible += n
+          }
+        }
+        assert(selectedTotal < possible * 3 / 4, s"page ranges kept $selectedTotal of $possible rows")
+        // Decoding only the selected pages: the selected rows equal a full decode's.
+        for (_ <- 0 until 40) {
+          val f = randomFilter(rnd, 2)
+          val sf = new StripeFilter(reader, f)
+          (0 until reader.numStripes).foreach { s =>
+            val ranges = sf.rowRanges(s)
+            if (!ranges.isEmpty) {
+              val part = reader.readStripeProjected(s, columns, allocator, ranges)
+              try ranges.rows.foreach { i =>
+                (0 until 3).foreach(c => assert(java.util.Objects.equals(part(c).getObject(i), full(s)(c).getObject(i)), s"$f stripe $s row $i column $c"))
+              } finally part.foreach(_.close())
+            }
+          }
+        }
+        val before = reader.dataPagesSkipped
+        val point = new StripeFilter(reader, Compare("k", Eq, FilterValue.Integral(5123)))
+        val hits = (0 until reader.numStripes).map(s => s -> point.rowRanges(s)).filter(!_._2.isEmpty)
+        assert(hits.size == 1 && hits.head._2.rowCount <= 64, s"point lookup kept $hits")
+        val (s, ranges) = hits.head
+        val got = reader.readStripeProjected(s, columns, allocator, ranges)
+        try {
+          val at = 5123 - reader.stripes.firstRows(s).toInt
+          assert(got(0).getObject(at) == 5123L && got(2).getObject(at).toString == "key-005123")
+        } finally got.foreach(_.close())
+        assert(reader.dataPagesSkipped - before > 50, s"skipped ${reader.dataPagesSkipped - before} pages")
+      } finally full.foreach(_.foreach(_.close()))
+    } finally reader.close()
+  }
+
+  test("skipped stripes never hold a matching row; sorted keys skip (property, many filters)") {
+    val rnd = new Random(11)
+    val rows = testRows(rnd, 10000)
+    val file = writeRows(rows, WriterOptions(stripeMaxRows = 250, pageSize = 1024))
     val reader = open(file)
     try {
       val stripeRows = (0 until reader.numStripes).map(s => rows.slice(reader.stripes.firstRows(s).toInt, reader.stripes.firstRows(s + 1).toInt))

@@ -4,6 +4,8 @@ package io.fermion.core.layout
   * (docs/format.md, "Statistics"). */
 final case class ValueStats(flags: Int, min: Long, max: Long) {
   def hasMinMax: Boolean = (flags & ValueStats.HasMinMax) != 0
+  /** Bounds a reader may use: present, and no flag this reader does not know (docs/format.md 7). */
+  def usableBounds: Boolean = hasMinMax && (flags & ~ValueStats.KnownFlags) == 0
   /** Bounds covering both: compared as the flags say (doubles, unsigned prefixes or signed longs). */
   def merge(o: ValueStats): ValueStats =
     if (!o.hasMinMax) copy(flags = flags | o.flags)
@@ -27,6 +29,7 @@ object ValueStats {
   /** Floats: min/max hold the IEEE-754 bits of a double, compared as doubles, not as longs. */
   val DoubleBits: Int = 1 << 3
   val None: ValueStats = ValueStats(0, 0L, 0L)
+  val KnownFlags: Int = HasMinMax | HasNaN | PrefixBounds | DoubleBits
 }
 
 /** What the writer remembers about one page until the CMB is built. */

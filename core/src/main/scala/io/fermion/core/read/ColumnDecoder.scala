@@ -21,15 +21,16 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
     * the column is null in every row. */
   def decode(node: ProjectedNode, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int,
-             chunk: (Long, Long) => ByteBuffer, allocator: BufferAllocator): FieldVector = {
+             chunk: (Long, Long) => ByteBuffer, allocator: BufferAllocator,
+             dataPages: Option[IndexedSeq[SelectedPage]] = None): FieldVector = {
     val vector =
       if (node.elementsDeferred) new IntVector(node.field.name, allocator)
       else ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
     try {
       cmb match {
         case None => allocateNulls(vector, rows)
-        case Some(m) if node.elementsDeferred => new StripeColumn(m, stripe, chunk).fillLengths(node, vector.asInstanceOf[IntVector], rows)
-        case Some(m) => new StripeColumn(m, stripe, chunk).fill(node, vector, rows)
+        case Some(m) if node.elementsDeferred => new StripeColumn(m, stripe, chunk, None).fillLengths(node, vector.asInstanceOf[IntVector], rows)
+        case Some(m) => new StripeColumn(m, stripe, chunk, dataPages).fill(node, vector, rows)
       }
       vector
     } catch { case t: Throwable => vector.close(); throw t }
@@ -48,8 +49,28 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
     v.setValueCount(rows)
   }
 
-  /** One column's chunks in one stripe. */
-  private final class StripeColumn(m: ColumnMetadataBlock, stripe: Int, chunk: (Long, Long) => ByteBuffer) {
+  /** One column's chunks in one stripe; `dataPages`, for a flat column, the only DATA pages to
+    * decode (the slots of the others keep whatever the fresh vector holds). */
+  private final class StripeColumn(m: ColumnMetadataBlock, stripe: Int, chunk: (Long, Long) => ByteBuffer,
+                                   dataPages: Option[IndexedSeq[SelectedPage]]) {
+
+    /** Calls `f(firstSlot, page)` for each decoded DATA page of `stream`: every page of the chunk,
+      * or only the selected ones, each checked to hold the slots its PageMeta gives. */
+    private def foreachDataPage(stream: Int, kind: PageValues, slots: Int, maxBytes: Long)(f: (Int, DecodedPage) => Unit): Unit =
+      dataPages match {
+        case None =>
+          bytesOf(stream).foreach { case (buf, off) =>
+            var row = 0
+            pages.foreachPage(buf, off, kind, slots, maxBytes) { p => f(row, p); row += p.valueCount }
+            if (row != slots) throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
+          }
+        case Some(selected) =>
+          selected.foreach { sp =>
+            var seen = 0
+            pages.foreachPage(chunk(sp.offset, sp.length), sp.offset, kind, sp.slots, maxBytes) { p => f(sp.firstSlot, p); seen += p.valueCount }
+            if (seen != sp.slots) throw new InvalidFermionFileException(path, sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
+          }
+      }
 
     private def bytesOf(stream: Int): Option[(ByteBuffer, Long)] = {
       val len = m.chunkLength(stream, stripe)
@@ -128,16 +149,16 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
       vw.allocateNew(math.max(offsets(slots).toLong, 1L), slots)
       ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
-      var written = 0L
       val dataStream = node.streamOf(2)
-      bytesOf(dataStream).foreach { case (buf, off) =>
-        pages.foreachPage(buf, off, PageValues.Variable, slots, offsets(slots).toLong) { p =>
-          if (written + p.len > offsets(slots)) throw new InvalidFermionFileException(path, off, "DATA chunk is longer than its OFFSETS say")
-          vw.getDataBuffer.setBytes(written, p.bytes, p.off, p.len)
-          written += p.len
-        }
+      var written = 0L
+      foreachDataPage(dataStream, PageValues.Variable, slots, offsets(slots).toLong) { (first, p) =>
+        val at = offsets(first).toLong
+        if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
+          throw new InvalidFermionFileException(path, m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
+        vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
+        written += p.len
       }
-      if (written != offsets(slots))
+      if (dataPages.isEmpty && written != offsets(slots))
         throw new InvalidFermionFileException(path, m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}")
       vw.setLastSet(slots - 1)
     }
@@ -148,34 +169,29 @@ final class ColumnDecoder(path: String, pages: PageDecoder) {
       val t = node.field.dataType
       val width = FermionType.fixedWidth(t)
       val data = v.getDataBuffer
-      val chunk = bytesOf(node.streamOf(1))
-      // Pages cover every slot (checked below); only a stripe without DATA bytes needs zeros.
-      if (chunk.isEmpty) data.setZero(0, data.capacity())
-      chunk.foreach { case (buf, off) =>
-        var row = 0
-        val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
-        pages.foreachPage(buf, off, kind, slots) { p =>
-          t match {
-            case FermionType.Bool =>
-              if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 slots")
-              expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
-              data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
-            case d: FermionType.Decimal if d.storedWidth == 8 =>
-              expectLength(p, p.valueCount * 8L, off, "DATA")
-              var k = 0
-              while (k < p.valueCount) {
-                val unscaled = PageStatistics.readSigned(p.bytes, p.off + k * 8, 8)
-                data.setLong((row + k).toLong * 16, unscaled)
-                data.setLong((row + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
-                k += 1
-              }
-            case _ =>
-              expectLength(p, p.valueCount.toLong * width, off, "DATA")
-              data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
-          }
-          row += p.valueCount
+      // Pages cover every slot (checked); only a stripe without DATA bytes needs zeros.
+      if (m.chunkLength(node.streamOf(1), stripe) == 0) data.setZero(0, data.capacity())
+      val off = m.chunkOffset(node.streamOf(1), stripe)
+      val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
+      foreachDataPage(node.streamOf(1), kind, slots, Long.MaxValue) { (row, p) =>
+        t match {
+          case FermionType.Bool =>
+            if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 slots")
+            expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
+            data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+          case d: FermionType.Decimal if d.storedWidth == 8 =>
+            expectLength(p, p.valueCount * 8L, off, "DATA")
+            var k = 0
+            while (k < p.valueCount) {
+              val unscaled = PageStatistics.readSigned(p.bytes, p.off + k * 8, 8)
+              data.setLong((row + k).toLong * 16, unscaled)
+              data.setLong((row + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
+              k += 1
+            }
+          case _ =>
+            expectLength(p, p.valueCount.toLong * width, off, "DATA")
+            data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
         }
-        if (row != slots) throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
       }
     }
 

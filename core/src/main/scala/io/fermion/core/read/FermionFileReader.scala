@@ -7,7 +7,7 @@ import java.util.zip.CRC32
 import io.fermion.core.errors._
 import io.fermion.core.storage.{ByteRange, HadoopInputFile, InputFile, RangeCoalescer}
 import io.fermion.core.layout._
-import io.fermion.core.schema.{FermionSchema, SchemaCodec}
+import io.fermion.core.schema.{FermionSchema, FermionType, SchemaCodec}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import org.apache.hadoop.conf.Configuration
@@ -97,7 +97,7 @@ final class FermionFileReader private (
         if (area <= options.cmbEagerLoadThreshold) schema.fields.indices.filter(c => cmbRaw(c) == null && !cmbLoaded(c))
         else unfetched
       val ranges = wanted.map(c => ByteRange(cit.cmbOffset(c), cit.cmbLength(c)))
-      val merged = RangeCoalescer.coalesce(ranges, math.min(options.coalesceGapBytes, 64L << 10), options.maxCoalescedBytes)
+      val merged = RangeCoalescer.coalesce(ranges, math.min(coalesceGap, 64L << 10), options.maxCoalescedBytes)
       val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = true))
       wanted.foreach { c =>
         val len = cit.cmbLength(c)
@@ -138,38 +138,127 @@ final class FermionFileReader private (
 
   /** Decodes the projected parts of columns (column index -> projection of its field) of one
     * stripe; only the chunks of the projected streams are fetched. */
-  def readStripeProjected(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator): IndexedSeq[FieldVector] = {
+  def readStripeProjected(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator,
+                          selection: RowRanges = null): IndexedSeq[FieldVector] =
+    decode(fetch(stripe, columns, selection), allocator)
+
+  /** Starts fetching what decoding `columns` of `stripe` needs and returns at once: where the file
+    * system reads in the background, the caller decodes the current stripe meanwhile (prefetch).
+    * With a `selection` (rows of the stripe the caller will keep), the DATA pages of flat columns
+    * whose rows all lie outside it are neither read nor decoded. */
+  def fetch(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], selection: RowRanges = null): StripeFetch = {
     require(stripe >= 0 && stripe < footer.numStripes, s"stripe $stripe out of range 0..${footer.numStripes - 1}")
     loadColumnMetadata(columns.map(_._1))
     val rows = stripes.rowCount(stripe)
-    val wanted = for {
-      (c, node) <- columns
-      m <- Option(cmbs(c)).toSeq
-      s <- node.streams
-      len = m.chunkLength(s, stripe)
-      if len > 0 && !(m.descType(s) == DescType.Simple && len == FileLayout.AllNullChunkLength)
-    } yield ByteRange(m.chunkOffset(s, stripe), len)
-    val merged = RangeCoalescer.coalesce(wanted, options.coalesceGapBytes, options.maxCoalescedBytes)
-    val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = false))
+    val partial = selection != null && !selection.covers(rows)
+    val plans = columns.map { case (c, node) =>
+      val m = Option(cmbs(c))
+      m.foreach { cmb =>
+        if (cmb.stripeRowCount(stripe) != rows)
+          throw new InvalidFermionFileException(path, cit.cmbOffset(c), s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows")
+      }
+      val pages = if (partial) m.flatMap(cmb => selectedPages(c, cmb, node, stripe, rows, selection)) else None
+      ColumnPlan(c, node, m, pages)
+    }
+    val wanted = plans.flatMap { p =>
+      p.cmb.toSeq.flatMap { m =>
+        p.node.streams.flatMap { s =>
+          val len = m.chunkLength(s, stripe)
+          if (len == 0 || (m.descType(s) == DescType.Simple && len == FileLayout.AllNullChunkLength)) Nil
+          else p.dataPages match {
+            case Some(sel) if m.streamType(s) == StreamType.Data => sel.map(pg => ByteRange(pg.offset, pg.length))
+            case _ => Seq(ByteRange(m.chunkOffset(s, stripe), len))
+          }
+        }
+      }
+    }
+    val merged = RangeCoalescer.coalesce(wanted, coalesceGap, options.maxCoalescedBytes).map(_.range)
+    // The tail buffer already holds the last stripe of a small file.
+    val (inTail, toRead) = merged.partition(r => r.offset >= tailStart && r.end <= tailStart + tail.remaining())
+    val futures = inTail.map(r => r -> java.util.concurrent.CompletableFuture.completedFuture(bytesAt(r.offset, r.length, metadata = false))) ++
+      toRead.zip(input.readRanges(toRead))
+    pagesSkipped += plans.map(p => p.dataPages.map(sel => p.cmb.get.fullNumPages(p.node.streamOf(dataIndex(p.node)), stripe) - sel.size).getOrElse(0)).sum
+    new StripeFetch(stripe, rows, plans, futures)
+  }
+
+  /** Decodes a fetched stripe (waiting for its reads). Rows outside the fetch's selection may
+    * hold any value: the caller drops them. */
+  def decode(f: StripeFetch, allocator: BufferAllocator): IndexedSeq[FieldVector] = {
+    val buffers = f.futures.map { case (r, fut) => r -> FermionFileReader.await(fut) }
     def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
     val out = IndexedSeq.newBuilder[FieldVector]
     try {
-      columns.foreach { case (c, node) =>
-        val m = Option(cmbs(c))
-        m.foreach { cmb =>
-          if (cmb.stripeRowCount(stripe) != rows)
-            throw new InvalidFermionFileException(path, cit.cmbOffset(c), s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows")
-        }
-        out += decoder.decode(node, m, stripe, rows, chunk, allocator)
-      }
+      f.plans.foreach(p => out += decoder.decode(p.node, p.cmb, f.stripe, f.rows, chunk, allocator, p.dataPages))
       out.result()
     } catch { case t: Throwable => out.result().foreach(_.close()); throw t }
+  }
+
+  /** DATA pages skipped so far because no selected row lies in them. */
+  def dataPagesSkipped: Long = pagesSkipped
+  private var pagesSkipped = 0L
+  private val coalesceGap = if (options.coalesceGapBytes >= 0) options.coalesceGapBytes else input.defaultCoalesceGap
+
+  private def dataIndex(node: ProjectedNode): Int = node.field.ownStreamTypes.indexOf(StreamType.Data)
+
+  /** The DATA pages of a flat column that hold selected rows, or None when the column is read
+    * whole: nested, a single page, or pages that do not add up to the stripe (then the decoder's
+    * checks report the damage). */
+  private def selectedPages(c: Int, m: ColumnMetadataBlock, node: ProjectedNode, stripe: Int, rows: Int,
+                            selection: RowRanges): Option[IndexedSeq[SelectedPage]] = {
+    if (node.children.nonEmpty || node.elementsDeferred || FermionType.isNested(node.field.dataType)) return None
+    val di = dataIndex(node)
+    if (di < 0) return None
+    val s = node.streamOf(di)
+    if (m.descType(s) != DescType.Full || m.fullLength(s, stripe) == 0) return None
+    val n = m.fullNumPages(s, stripe)
+    if (n <= 1) return None
+    val pool = m.fullPageMetaOffset(s, stripe)
+    val out = IndexedSeq.newBuilder[SelectedPage]
+    var row = 0L
+    var at = m.fullOffset(s, stripe)
+    var p = 0
+    while (p < n) {
+      val rc = m.pageRowCount(pool, p)
+      val size = m.pageSize(pool, p) & 0xFFFFFFFFL
+      if (rc < 0 || row + rc > rows) return None
+      if (selection.overlaps(row.toInt, (row + rc).toInt)) out += SelectedPage(row.toInt, rc, at, size)
+      row += rc
+      at += size
+      p += 1
+    }
+    if (row != rows || at != m.fullOffset(s, stripe) + m.fullLength(s, stripe)) None else Some(out.result())
   }
 
   def close(): Unit = input.close()
 }
 
+/** One DATA page to decode: its first slot, slot count, and bytes in the file (header included). */
+final case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: Long)
+
+/** What [[FermionFileReader.fetch]] planned for one column: its CMB (None: null in every row) and,
+  * when only some DATA pages are read, which. */
+final case class ColumnPlan(column: Int, node: ProjectedNode, cmb: Option[ColumnMetadataBlock], dataPages: Option[IndexedSeq[SelectedPage]])
+
+/** A stripe whose bytes are being fetched (see [[FermionFileReader.fetch]]). */
+final class StripeFetch private[read] (val stripe: Int, val rows: Int, private[read] val plans: IndexedSeq[ColumnPlan],
+                                       private[read] val futures: IndexedSeq[(ByteRange, java.util.concurrent.CompletableFuture[ByteBuffer])]) {
+  /** Bytes this fetch reads. */
+  def bytes: Long = futures.map(_._1.length).sum
+}
+
+
 object FermionFileReader {
+  /** The bytes of a finished read; its failure rethrown as it was raised (a Fermion error stays typed). */
+  private def await(f: java.util.concurrent.CompletableFuture[ByteBuffer]): ByteBuffer =
+    try f.join()
+    catch {
+      case e: java.util.concurrent.CompletionException if e.getCause != null =>
+        e.getCause match {
+          case u: java.io.UncheckedIOException => throw u.getCause
+          case other => throw other
+        }
+    }
+
   /** The bytes [offset, offset + length) out of the coalesced reads that contain them. */
   private def sliceOf(buffers: IndexedSeq[(ByteRange, ByteBuffer)], offset: Long, length: Long): ByteBuffer = {
     val (range, buf) = buffers.find { case (r, _) => offset >= r.offset && offset + length <= r.end }

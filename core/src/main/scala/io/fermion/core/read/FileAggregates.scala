@@ -50,7 +50,7 @@ object FileAggregates {
       if (data < 0 || m.descType(data) != DescType.Full) None
       else (0 until reader.numStripes).flatMap { s =>
         val st = ValueStats(m.fullStatsFlags(data, s), m.fullMin(data, s), m.fullMax(data, s))
-        if (m.fullLength(data, s) > 0 && st.hasMinMax) Some(st) else None
+        if (m.fullLength(data, s) > 0 && st.usableBounds) Some(st) else None
       }.reduceOption(_ merge _).map(st => (st.min, st.max))
     }
   }

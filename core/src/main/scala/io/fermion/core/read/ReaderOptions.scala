@@ -11,8 +11,9 @@ final case class ReaderOptions(
       * column (seed: EAGER_LOAD_THRESHOLD). Lazy loading keeps metadata I/O proportional to the
       * columns read, so the default is lower than the seed's 8 MB. */
     cmbEagerLoadThreshold: Long = 1L << 20,
-    /** Ranges closer than this are fetched in one read (seed: IO coalescing, "< 1MB"). */
-    coalesceGapBytes: Long = 1L << 20,
+    /** Ranges closer than this are fetched in one read (seed: IO coalescing, "< 1MB"); negative:
+      * the file system's own choice (16 KiB on a local disk, 1 MiB on HDFS and object stores). */
+    coalesceGapBytes: Long = -1L,
     /** Upper bound of one coalesced read. */
     maxCoalescedBytes: Long = 64L << 20,
     verifyChecksums: Boolean = true,

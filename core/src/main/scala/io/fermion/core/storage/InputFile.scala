@@ -16,21 +16,55 @@ trait InputFile extends Closeable {
   def bytesRead: Long
   def readFully(offset: Long, len: Int): ByteBuffer
 
+  /** Starts reading `ranges` (non-overlapping, each below 2 GiB) and returns their bytes as they
+    * arrive, in the same order. Where the file system offers vectored reads they run in the
+    * background, so a caller can decode one stripe while the next is being fetched; elsewhere
+    * they are read here and now. */
+  def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] =
+    ranges.map(r => java.util.concurrent.CompletableFuture.completedFuture(readFully(r.offset, r.length.toInt)))
+
+  /** The largest gap between two ranges that is cheaper to read through than to skip: a seek on a
+    * local disk costs next to nothing, a request to HDFS or an object store about a megabyte. */
+  def defaultCoalesceGap: Long = 1L << 20
+
   protected final def checkRange(offset: Long, len: Long): Unit =
     if (offset < 0 || len < 0 || offset + len > length) throw new FermionOffsetOutOfRangeException(path, offset, len, length)
 }
 
 /** An [[InputFile]] over Hadoop's FileSystem (local, HDFS, S3A): positional reads, no seeks. */
-final class HadoopInputFile private (val path: String, val length: Long, in: FSDataInputStream) extends InputFile {
-  private var read = 0L
-  def bytesRead: Long = read
+final class HadoopInputFile private (val path: String, val length: Long, in: FSDataInputStream, local: Boolean) extends InputFile {
+  private val read = new java.util.concurrent.atomic.AtomicLong
+  def bytesRead: Long = read.get()
+  override def defaultCoalesceGap: Long = if (local) 16L << 10 else 1L << 20
+  private val vectored = in.hasCapability(org.apache.hadoop.fs.StreamCapabilities.VECTOREDIO)
+
+  override def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {
+    if (!vectored || ranges.size < 1) return super.readRanges(ranges)
+    ranges.foreach(r => checkRange(r.offset, r.length))
+    val fileRanges = ranges.map(r => org.apache.hadoop.fs.FileRange.createFileRange(r.offset, r.length.toInt))
+    in.readVectored(java.util.Arrays.asList(fileRanges: _*), (n: Int) => ByteBuffer.allocate(n))
+    ranges.zip(fileRanges).map { case (r, fr) =>
+      fr.getData.handle[ByteBuffer] { (b, err) =>
+        if (err != null) {
+          val cause = err match { case c: java.util.concurrent.CompletionException if c.getCause != null => c.getCause; case other => other }
+          cause match {
+            case _: EOFException => throw new FermionOffsetOutOfRangeException(path, r.offset, r.length, length)
+            case other => throw new java.io.UncheckedIOException(s"reading $path at ${r.offset} (${r.length} bytes)",
+                other match { case io: java.io.IOException => io; case t => new java.io.IOException(t) })
+          }
+        }
+        read.addAndGet(r.length)
+        b
+      }
+    }
+  }
 
   def readFully(offset: Long, len: Int): ByteBuffer = {
     checkRange(offset, len)
     val bytes = new Array[Byte](len)
     try in.readFully(offset, bytes, 0, len)
     catch { case _: EOFException => throw new FermionOffsetOutOfRangeException(path, offset, len, length) }
-    read += len
+    read.addAndGet(len)
     ByteBuffer.wrap(bytes)
   }
 
@@ -41,6 +75,6 @@ object HadoopInputFile {
   def open(path: Path, conf: Configuration): HadoopInputFile = {
     val fs = FileSystems.forPath(path, conf)
     val status = fs.getFileStatus(path)
-    new HadoopInputFile(path.toString, status.getLen, fs.open(path))
+    new HadoopInputFile(path.toString, status.getLen, fs.open(path), fs.getUri.getScheme == "file")
   }
 }

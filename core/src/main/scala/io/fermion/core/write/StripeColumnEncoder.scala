@@ -112,7 +112,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
 
   private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
     val w = col.width
-    val perPage = alignedRows(w, settings)
+    val perPage = math.min(alignedRows(w, settings), settings.pageRows)
     var row = 0
     while (row < col.rowCount) {
       val n = math.min(perPage, col.rowCount - row)
@@ -124,7 +124,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
   }
 
   private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
-    val perPage = settings.pageSize * 8
+    val perPage = math.min(settings.pageSize * 8, settings.pageRows)
     var row = 0
     while (row < col.rowCount) {
       val n = math.min(perPage, col.rowCount - row)
@@ -151,7 +151,7 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     while (row < rows) {
       var end = row
       var bytes = 0L
-      while (end < rows && (end == row || bytes < settings.pageSize)) { bytes += lens(end); end += 1 }
+      while (end < rows && (end == row || (bytes < settings.pageSize && end - row < settings.pageRows))) { bytes += lens(end); end += 1 }
       val n = end - row
       val starts = new Array[Int](n)
       val pageLens = new Array[Int](n)

@@ -9,6 +9,8 @@ import io.fermion.core.encoding.EncodingSet
   * defaults; `columns` overrides them per column path (see [[forColumn]]). */
 final case class WriterOptions(
     pageSize: Int = WriterOptions.DefaultPageSize,
+    /** At most this many slots per DATA page: the granularity of page skipping (docs/format.md 5.5). */
+    pageRows: Int = WriterOptions.DefaultPageRows,
     stripeMaxRows: Int = 65536,
     stripeMaxBytes: Long = 64L << 20,
     compression: Int = PageCodec.Zstd,
@@ -22,6 +24,7 @@ final case class WriterOptions(
 ) {
   require(bloomFilterFpp >= 1e-6 && bloomFilterFpp < 1, s"bloomFilterFpp must be at least 0.000001 and below 1, got $bloomFilterFpp")
   WriterOptions.checkPageSize(pageSize)
+  WriterOptions.checkPageRows(pageRows)
   require(stripeMaxRows >= 1, s"stripeRows must be positive, got $stripeMaxRows")
   require(stripeMaxBytes >= 1024, s"stripeBytes must be at least 1 KiB, got $stripeMaxBytes")
   WriterOptions.checkLevel(compressionLevel)
@@ -40,6 +43,7 @@ final case class WriterOptions(
       compressionLevel = pick(_.compressionLevel).getOrElse(compressionLevel),
       encodings = pick(_.encodings).getOrElse(encodings),
       pageSize = pick(_.pageSize).getOrElse(pageSize),
+      pageRows = pick(_.pageRows).getOrElse(pageRows),
       pageChecksums = pageChecksums
     )
   }
@@ -49,33 +53,42 @@ final case class WriterOptions(
 }
 
 /** One schema node's page settings, resolved from [[WriterOptions]]. */
-final case class ColumnWriteOptions(compression: Int, compressionLevel: Int, encodings: EncodingSet, pageSize: Int, pageChecksums: Boolean)
+final case class ColumnWriteOptions(compression: Int, compressionLevel: Int, encodings: EncodingSet, pageSize: Int, pageRows: Int,
+                                    pageChecksums: Boolean)
 
 /** Per-column settings; `None` inherits from the enclosing column or the table. */
 final case class ColumnOverrides(
     compression: Option[Int] = None,
     compressionLevel: Option[Int] = None,
     encodings: Option[EncodingSet] = None,
-    pageSize: Option[Int] = None
+    pageSize: Option[Int] = None,
+    pageRows: Option[Int] = None
 ) {
   compressionLevel.foreach(WriterOptions.checkLevel)
   pageSize.foreach(WriterOptions.checkPageSize)
+  pageRows.foreach(WriterOptions.checkPageRows)
   def orElse(other: ColumnOverrides): ColumnOverrides = ColumnOverrides(
     compression.orElse(other.compression), compressionLevel.orElse(other.compressionLevel),
-    encodings.orElse(other.encodings), pageSize.orElse(other.pageSize))
+    encodings.orElse(other.encodings), pageSize.orElse(other.pageSize), pageRows.orElse(other.pageRows))
 }
 
 object WriterOptions {
   val DefaultPageSize: Int = 512 << 10
+  /** Small enough that a selective filter reads a few KiB-to-100-KiB pages of each column instead of
+    * whole stripes, large enough that page headers and PageMetas stay below 0.1 % of an int64 page. */
+  val DefaultPageRows: Int = 8192
 
   private[write] def checkPageSize(pageSize: Int): Unit =
     require(pageSize >= 1024 && pageSize <= (64 << 20), s"pageSize must be between 1 KiB and 64 MiB, got $pageSize")
+  private[write] def checkPageRows(rows: Int): Unit =
+    require(rows >= 8 && rows % 8 == 0, s"pageRows must be a positive multiple of 8, got $rows")
   private[write] def checkLevel(level: Int): Unit =
     require(level >= -7 && level <= 22, s"compressionLevel must be within -7..22, got $level")
 
   /** Option names as users write them (Spark writer options, case-insensitive). */
   object Keys {
     val PageSize = "pageSize"
+    val PageRows = "pageRows"
     val StripeRows = "stripeRows"
     val StripeBytes = "stripeBytes"
     val Compression = "compression"
@@ -86,9 +99,9 @@ object WriterOptions {
     val BloomFilterFpp = "bloomFilterFpp"
     /** `column.<path>.<setting>` overrides one of [[ColumnKeys]] for one column. */
     val ColumnPrefix = "column."
-    val all: Seq[String] = Seq(PageSize, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings, BloomFilterColumns, BloomFilterFpp)
+    val all: Seq[String] = Seq(PageSize, PageRows, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings, BloomFilterColumns, BloomFilterFpp)
     /** The settings a column may override. */
-    val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize)
+    val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows)
     def isKnown(key: String): Boolean = {
       val k = key.toLowerCase(java.util.Locale.ROOT)
       all.exists(_.equalsIgnoreCase(k)) || (k.startsWith(ColumnPrefix) && ColumnKeys.exists(c => k.endsWith("." + c.toLowerCase(java.util.Locale.ROOT))))
@@ -113,6 +126,11 @@ object WriterOptions {
           val size = OptionValues.bytes(what(Keys.PageSize), v, Int.MaxValue).toInt
           OptionValues.wrap(what(Keys.PageSize), v)(checkPageSize(size))
           size
+        },
+        pageRows = get(Keys.PageRows).map { v =>
+          val rows = OptionValues.int(what(Keys.PageRows), v)
+          OptionValues.wrap(what(Keys.PageRows), v)(checkPageRows(rows))
+          rows
         }
       )
     }
@@ -145,6 +163,7 @@ object WriterOptions {
     guard {
       WriterOptions(
         pageSize = get(Keys.PageSize).map(v => OptionValues.bytes(Keys.PageSize, v, Int.MaxValue).toInt).getOrElse(d.pageSize),
+        pageRows = get(Keys.PageRows).map(v => OptionValues.int(Keys.PageRows, v)).getOrElse(d.pageRows),
         stripeMaxRows = get(Keys.StripeRows).map(v => OptionValues.int(Keys.StripeRows, v)).getOrElse(d.stripeMaxRows),
         stripeMaxBytes = get(Keys.StripeBytes).map(v => OptionValues.bytes(Keys.StripeBytes, v, Long.MaxValue)).getOrElse(d.stripeMaxBytes),
         compression = get(Keys.Compression).map(v => OptionValues.wrap(Keys.Compression, v)(PageCodec.parse(v))).getOrElse(d.compression),

@@ -28,6 +28,11 @@ final class PagesDecodedMetric extends CustomSumMetric {
   override def description(): String = "Fermion pages decoded"
 }
 
+final class PagesSkippedMetric extends CustomSumMetric {
+  override def name(): String = FermionScanMetrics.PagesSkipped
+  override def description(): String = "Fermion pages skipped by statistics"
+}
+
 final class DecodeTimeMetric extends CustomSumMetric {
   override def name(): String = FermionScanMetrics.DecodeTimeMs
   override def description(): String = "Fermion page decode time (ms)"
@@ -39,10 +44,11 @@ object FermionScanMetrics {
   val BytesRead = "fermionBytesRead"
   val MetadataBytesRead = "fermionMetadataBytesRead"
   val PagesDecoded = "pagesDecoded"
+  val PagesSkipped = "pagesSkipped"
   val DecodeTimeMs = "decodeTimeMs"
 
   def all = Array(new StripesReadMetric, new StripesSkippedMetric, new BytesReadMetric, new MetadataBytesReadMetric,
-    new PagesDecodedMetric, new DecodeTimeMetric)
+    new PagesDecodedMetric, new PagesSkippedMetric, new DecodeTimeMetric)
 
   def task(metricName: String, v: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName

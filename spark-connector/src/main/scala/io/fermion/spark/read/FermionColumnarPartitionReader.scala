@@ -1,7 +1,7 @@
 package io.fermion.spark.read
 
 import io.fermion.core.dataset.FermionDataset
-import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions}
+import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions, RowRanges, StripeFetch}
 import io.fermion.core.read.filter.{FilterExpr, StripeFilter}
 import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
@@ -28,7 +28,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
   private var nextSplit = 0
   private var split: FileSplitReader = _
   /** Counters of the splits already closed. */
-  private var finished = SplitCounters(0, 0, 0, 0, 0, 0)
+  private var finished = SplitCounters(0, 0, 0, 0, 0, 0, 0)
   private var rowsReturned = 0L
 
   override def next(): Boolean = {
@@ -61,6 +61,7 @@ final class FermionColumnarPartitionReader(part: FermionInputPartition, readSche
       FermionScanMetrics.task(FermionScanMetrics.BytesRead, c.bytesRead),
       FermionScanMetrics.task(FermionScanMetrics.MetadataBytesRead, c.metadataBytesRead),
       FermionScanMetrics.task(FermionScanMetrics.PagesDecoded, c.pagesDecoded),
+      FermionScanMetrics.task(FermionScanMetrics.PagesSkipped, c.pagesSkipped),
       FermionScanMetrics.task(FermionScanMetrics.DecodeTimeMs, c.decodeNanos / 1000000L))
   }
 
@@ -85,7 +86,8 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     case Some(ids) => ids.get(name.toLowerCase(java.util.Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0)
     case None => reader.schema.indexOf(name)
   }
-  private val stripes = filter.map(f => new StripeFilter(reader, f, fileColumnOf)) match {
+  private val stripeFilter = filter.map(f => new StripeFilter(reader, f, fileColumnOf))
+  private val stripes = stripeFilter match {
     case Some(sf) => ownStripes.filter(sf.mightMatch)
     case None => ownStripes
   }
@@ -113,38 +115,77 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
           throw new IllegalStateException(s"Column `${f.name}` (${f.dataType.sql}) does not match ${sources(src).path}: ${e.getMessage}", e)
       }
   }
+  /** Index into `stripes` of the next stripe to plan. */
   private var nextStripe = 0
+  private var stripesDecoded = 0L
+  /** Stripes whose every page the filter's page statistics ruled out. */
+  private var stripesRuledOutByPages = 0L
+  /** The stripe after the current one, its reads already under way. */
+  private var prefetched: Option[PlannedStripe] = None
   /** Columns whose deferred elements a query has asked for. */
   private val elementsUsed = scala.collection.mutable.Set.empty[Int]
   private var current: ColumnarBatch = _
   private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
 
+  /** A stripe to decode: the rows the page statistics leave (null: all), which list columns stay
+    * lengths-only, and per source file the fetch of its columns. */
+  private final class PlannedStripe(val stripe: Int, val selection: RowRanges, val deferred: IndexedSeq[Boolean],
+                                    val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)])
+
+  /** Plans the next stripe with rows left and starts its reads; None at the end of the split. */
+  private def planNext(): Option[PlannedStripe] = {
+    while (nextStripe < stripes.size) {
+      val stripe = stripes(nextStripe)
+      nextStripe += 1
+      val rows = reader.stripes.rowCount(stripe)
+      val ranges = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
+      if (ranges.isEmpty) stripesRuledOutByPages += 1
+      else {
+        // Cutting rows out costs a copy per value: worth it only when most rows go.
+        val selection = if (ranges.rowCount.toLong * 2 <= rows) ranges else null
+        val first = stripeFirstRow(stripe)
+        val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
+        // Top-level arrays and maps are read as lengths first, their elements only if touched; once
+        // a query has touched a column's elements, later stripes read that column whole at once.
+        // Rows cut out of whole vectors (deletions, page selection) cannot leave elements deferred.
+        val deferred = present.indices.map { p =>
+          gone == 0 && selection == null && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
+        }
+        val fetches = present.indices.groupBy(p => present(p)._1).toIndexedSeq.map { case (src, ps) =>
+          val cols = ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }
+          (ps, sources(src), sources(src).fetch(stripe, cols, selection))
+        }
+        return Some(new PlannedStripe(stripe, selection, deferred, fetches))
+      }
+    }
+    None
+  }
+
   def next(): Boolean = {
     releaseCurrent()
-    if (nextStripe >= stripes.size) return false
-    val stripe = stripes(nextStripe)
-    nextStripe += 1
+    val planned = prefetched.orElse(planNext()) match {
+      case Some(p) => p
+      case None => return false
+    }
+    prefetched = None
+    // Start reading the following stripe before decoding this one.
+    prefetched = planNext()
+    val stripe = planned.stripe
+    val deferred = planned.deferred
+    stripesDecoded += 1
     val rows = reader.stripes.rowCount(stripe)
-    // Top-level arrays and maps are read as lengths first, their elements only if touched; once a
-    // query has touched a column's elements, later stripes read that column whole at once.
     val first = stripeFirstRow(stripe)
-    val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
-    // Deleted rows are cut out of whole vectors, so their elements cannot stay deferred.
-    val deferred = present.indices.map { p =>
-      gone == 0 && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
-    }
     val decoded = new Array[FieldVector](present.size)
-    present.indices.groupBy(p => present(p)._1).foreach { case (src, ps) =>
-      val vs = sources(src).readStripeProjected(stripe, ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }, allocator)
-      ps.zip(vs).foreach { case (p, v) => decoded(p) = v }
-    }
-    val keptRows: Array[Int] = if (gone == 0) null else {
-      val kept = new Array[Int](rows - gone)
-      val d = deleted.get
-      var i = 0
-      var k = 0
-      while (i < rows) { if (!d.contains((first + i).toInt)) { kept(k) = i; k += 1 }; i += 1 }
-      kept
+    try planned.fetches.foreach { case (ps, src, fetch) => ps.zip(src.decode(fetch, allocator)).foreach { case (p, v) => decoded(p) = v } }
+    catch { case t: Throwable => decoded.filter(_ != null).foreach(_.close()); throw t }
+    val keptRows: Array[Int] = {
+      val candidates = if (planned.selection == null) null else planned.selection.rows
+      deleted match {
+        case Some(d) if d.rangeCardinality(first, first + rows) > 0 =>
+          val all = if (candidates == null) Array.range(0, rows) else candidates
+          all.filter(i => !d.contains((first + i).toInt))
+        case _ => candidates
+      }
     }
     val batchVectors = if (keptRows == null) decoded.toIndexedSeq else decoded.toIndexedSeq.map(v => DeletedRows.compact(v, keptRows, allocator))
     /** A metadata column of the batch's rows: `base` plus each row's offset in the fragment. */
@@ -187,8 +228,8 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
   def counters: SplitCounters = {
     val all = sources
-    SplitCounters(nextStripe, ownStripes.size - stripes.size, all.map(_.bytesRead).sum, all.map(_.metadataBytesRead).sum,
-      all.map(_.pagesDecoded).sum, all.map(_.decodeNanos).sum)
+    SplitCounters(stripesDecoded, ownStripes.size - stripes.size + stripesRuledOutByPages, all.map(_.bytesRead).sum, all.map(_.metadataBytesRead).sum,
+      all.map(_.pagesDecoded).sum, all.map(_.decodeNanos).sum, all.map(_.dataPagesSkipped).sum)
   }
 
   private def releaseCurrent(): Unit = {
@@ -207,9 +248,10 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 }
 
 /** What one split read, for the scan's metrics. */
-final case class SplitCounters(stripesRead: Long, stripesSkipped: Long, bytesRead: Long, metadataBytesRead: Long, pagesDecoded: Long, decodeNanos: Long) {
+final case class SplitCounters(stripesRead: Long, stripesSkipped: Long, bytesRead: Long, metadataBytesRead: Long, pagesDecoded: Long,
+                               decodeNanos: Long, pagesSkipped: Long) {
   def +(o: SplitCounters): SplitCounters = SplitCounters(stripesRead + o.stripesRead, stripesSkipped + o.stripesSkipped, bytesRead + o.bytesRead,
-    metadataBytesRead + o.metadataBytesRead, pagesDecoded + o.pagesDecoded, decodeNanos + o.decodeNanos)
+    metadataBytesRead + o.metadataBytesRead, pagesDecoded + o.pagesDecoded, decodeNanos + o.decodeNanos, pagesSkipped + o.pagesSkipped)
 }
 
 object FileSplitReader {

@@ -2,7 +2,7 @@ package io.fermion.core.read.filter
 
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, StreamType, ValueStats}
 import io.fermion.core.bloom.BloomValues
-import io.fermion.core.read.FermionFileReader
+import io.fermion.core.read.{FermionFileReader, RowRanges}
 import io.fermion.core.schema.FermionType
 import io.fermion.core.write.PageStatistics
 
@@ -17,6 +17,64 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
   private val normalized = FilterExpr.normalize(filter)
 
   def mightMatch(stripe: Int): Boolean = eval(normalized, stripe)
+
+  /** The rows of `stripe` that page statistics cannot rule out: for each flat column the filter
+    * tests, the row ranges of its DATA pages that may match, intersected for AND and united for
+    * OR. A column without page statistics (nested, a single page) keeps the whole stripe. */
+  def rowRanges(stripe: Int): RowRanges = {
+    val rows = reader.stripes.rowCount(stripe)
+    if (!mightMatch(stripe)) RowRanges.Empty else ranges(normalized, stripe, rows)
+  }
+
+  private def ranges(e: FilterExpr, stripe: Int, rows: Int): RowRanges = e match {
+    case And(l, r) =>
+      val left = ranges(l, stripe, rows)
+      if (left.isEmpty) left else left.intersect(ranges(r, stripe, rows))
+    case Or(l, r) => ranges(l, stripe, rows).union(ranges(r, stripe, rows))
+    case Unknown | Not(_) => RowRanges.all(rows)
+    case IsNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveNull)
+    case IsNotNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
+    case Compare(c, op, v) =>
+      if (op == Eq && !bloomAllows(c, stripe, Seq(v))) RowRanges.Empty
+      else pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.compare(op, v))
+    case In(c, vs) if vs.size > 1024 => pagesWhere(c, stripe, rows)(_.mayHaveValue)
+    case In(c, vs) =>
+      val present = vs.filter(v => bloomAllows(c, stripe, Seq(v)))
+      pagesWhere(c, stripe, rows)(s => s.mayHaveValue && present.exists(v => s.compare(Eq, v)))
+    case StartsWith(c, p) => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.startsWith(p))
+  }
+
+  /** The row ranges of the pages of `column`'s DATA chunk in `stripe` whose statistics satisfy
+    * `test`; the whole stripe or nothing when the chunk has no per-page statistics. */
+  private def pagesWhere(column: String, stripe: Int, rows: Int)(test: ColumnStripeStats => Boolean): RowRanges = {
+    def whole = if (stats(column, stripe).forall(test)) RowRanges.all(rows) else RowRanges.Empty
+    this.column(column) match {
+      case Some(c) if !FermionType.isNested(reader.schema.fields(c).dataType) =>
+        reader.columnMetadata(c) match {
+          case Some(m) =>
+            val data = m.streamTypeIndexOf(StreamType.Data)
+            if (data < 0 || m.descType(data) != DescType.Full || m.fullNumPages(data, stripe) <= 1) whole
+            else {
+              val pool = m.fullPageMetaOffset(data, stripe)
+              val kept = scala.collection.mutable.ArrayBuffer.empty[(Int, Int)]
+              var row = 0L
+              var p = 0
+              while (p < m.fullNumPages(data, stripe)) {
+                val rc = m.pageRowCount(pool, p)
+                val page = ColumnStripeStats.ofPage(m.pageStatsFlags(pool, p), m.pageMin(pool, p), m.pageMax(pool, p), m.pageNullCount(pool, p), rc)
+                if (rc < 0) return whole
+                if (test(page)) kept += ((row.toInt, (row + rc).toInt))
+                row += rc
+                p += 1
+              }
+              // Pages that do not add up to the stripe are left to the decoder to report.
+              if (row != rows) whole else RowRanges.of(kept)
+            }
+          case None => whole
+        }
+      case _ => whole
+    }
+  }
 
   private def eval(e: FilterExpr, stripe: Int): Boolean = e match {
     case And(l, r) => eval(l, stripe) && eval(r, stripe)
@@ -111,6 +169,12 @@ final case class ColumnStripeStats(allNull: Boolean, noNull: Boolean, bounds: Op
 }
 
 object ColumnStripeStats {
+  /** What one DATA page's PageMeta says. */
+  def ofPage(flags: Int, min: Long, max: Long, nullCount: Int, rowCount: Int): ColumnStripeStats = {
+    val bounds = Some(ValueStats(flags, min, max)).filter(_.usableBounds)
+    ColumnStripeStats(allNull = rowCount > 0 && nullCount >= rowCount, noNull = nullCount == 0, bounds, emptyStrings = false)
+  }
+
   def of(t: FermionType, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int): ColumnStripeStats = cmb match {
     case None => ColumnStripeStats(allNull = true, noNull = rows == 0, None, emptyStrings = false)
     case Some(m) =>
@@ -125,7 +189,7 @@ object ColumnStripeStats {
       val full = data >= 0 && m.descType(data) == DescType.Full
       val dataLength = if (full) m.fullLength(data, stripe) else 0L
       val bounds =
-        if (full && dataLength > 0) Some(ValueStats(m.fullStatsFlags(data, stripe), m.fullMin(data, stripe), m.fullMax(data, stripe))).filter(_.hasMinMax)
+        if (full && dataLength > 0) Some(ValueStats(m.fullStatsFlags(data, stripe), m.fullMin(data, stripe), m.fullMax(data, stripe))).filter(_.usableBounds)
         else None
       // A variable-width column with values but no DATA bytes holds only empty strings.
       val empty = !allNull && dataLength == 0 && FermionType.isVariableWidth(t)
