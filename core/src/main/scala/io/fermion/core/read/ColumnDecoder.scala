@@ -16,7 +16,7 @@ import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
   * the node's validity bitmap, OFFSETS (slot lengths) into Arrow offsets by prefix sum (which also
   * gives a list's child its slot count), DATA pages copied into the value buffer at their slot
   * position. Reading is buffer copying, never a repetition/definition-level state machine. */
-final class ColumnDecoder(path: String, pages: PageDecoder) {
+final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
     * the column is null in every row. */

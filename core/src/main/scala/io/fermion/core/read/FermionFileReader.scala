@@ -32,16 +32,22 @@ final class FermionFileReader private (
   private val cmbLoaded = new Array[Boolean](schema.size)
   /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */
   private val cmbRaw = new Array[ByteBuffer](schema.size)
-  private val pages = new PageDecoder(path, options.verifyChecksums && footer.hasPageCrc)
-  private val decoder = new ColumnDecoder(path, pages)
+  /** Page decoders not in use; a column decode borrows one (each holds scratch buffers). */
+  private val idleDecoders = new java.util.concurrent.ConcurrentLinkedQueue[ColumnDecoder]
+  private val allDecoders = new java.util.concurrent.ConcurrentLinkedQueue[ColumnDecoder]
+  private def borrowDecoder(): ColumnDecoder = Option(idleDecoders.poll()).getOrElse {
+    val d = new ColumnDecoder(path, new PageDecoder(path, options.verifyChecksums && footer.hasPageCrc))
+    allDecoders.add(d)
+    d
+  }
   private var metadataBytes = tail.remaining().toLong
 
   def numRows: Long = footer.numRows
   def numStripes: Int = footer.numStripes
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
   def metadataBytesRead: Long = metadataBytes
-  def pagesDecoded: Long = pages.pagesDecoded
-  def decodeNanos: Long = pages.decodeNanos
+  def pagesDecoded: Long = { var n = 0L; allDecoders.forEach(d => n += d.pages.pagesDecoded); n }
+  def decodeNanos: Long = { var n = 0L; allDecoders.forEach(d => n += d.pages.decodeNanos); n }
   def bytesRead: Long = input.bytesRead
 
   /** The bloom filter of a flat column's DATA chunk in `stripe`, if the writer made one (its CRC32
@@ -186,11 +192,16 @@ final class FermionFileReader private (
   def decode(f: StripeFetch, allocator: BufferAllocator): IndexedSeq[FieldVector] = {
     val buffers = f.futures.map { case (r, fut) => r -> FermionFileReader.await(fut) }
     def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
-    val out = IndexedSeq.newBuilder[FieldVector]
+    val out = new Array[FieldVector](f.plans.size)
+    def decodeOne(i: Int): Unit = {
+      val d = borrowDecoder()
+      try { val p = f.plans(i); out(i) = d.decode(p.node, p.cmb, f.stripe, f.rows, chunk, allocator, p.dataPages) }
+      finally idleDecoders.add(d)
+    }
     try {
-      f.plans.foreach(p => out += decoder.decode(p.node, p.cmb, f.stripe, f.rows, chunk, allocator, p.dataPages))
-      out.result()
-    } catch { case t: Throwable => out.result().foreach(_.close()); throw t }
+      ParallelDecode.run(f.plans.size, options.decodeThreads, f.bytes)(decodeOne)
+      out.toIndexedSeq
+    } catch { case t: Throwable => out.filter(_ != null).foreach(_.close()); throw t }
   }
 
   /** DATA pages skipped so far because no selected row lies in them. */

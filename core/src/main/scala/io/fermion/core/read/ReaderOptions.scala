@@ -17,6 +17,9 @@ final case class ReaderOptions(
     /** Upper bound of one coalesced read. */
     maxCoalescedBytes: Long = 64L << 20,
     verifyChecksums: Boolean = true,
+    /** Threads (the caller included) that decode the columns of one stripe at once; 1 decodes on
+      * the task's thread only. */
+    decodeThreads: Int = math.min(4, Runtime.getRuntime.availableProcessors()),
     /** Skip stripes whose statistics prove a pushed filter false. Off only to compare results. */
     filterPushdown: Boolean = true
 )
@@ -28,8 +31,9 @@ object ReaderOptions {
     val CoalesceGap = "coalesceGapBytes"
     val MaxCoalesced = "maxCoalescedBytes"
     val VerifyChecksums = "verifyChecksums"
+    val DecodeThreads = "decodeThreads"
     val FilterPushdown = "filterPushdown"
-    val all: Seq[String] = Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, FilterPushdown)
+    val all: Seq[String] = Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, DecodeThreads, FilterPushdown)
   }
 
   def parse(options: Map[String, String]): ReaderOptions = {
@@ -41,6 +45,11 @@ object ReaderOptions {
       cmbEagerLoadThreshold = get(Keys.EagerLoadThreshold).map(v => OptionValues.bytes(Keys.EagerLoadThreshold, v, Long.MaxValue)).getOrElse(d.cmbEagerLoadThreshold),
       coalesceGapBytes = get(Keys.CoalesceGap).map(v => OptionValues.bytes(Keys.CoalesceGap, v, Long.MaxValue)).getOrElse(d.coalesceGapBytes),
       maxCoalescedBytes = get(Keys.MaxCoalesced).map(v => OptionValues.bytes(Keys.MaxCoalesced, v, 1L << 30)).getOrElse(d.maxCoalescedBytes),
+      decodeThreads = get(Keys.DecodeThreads).map { v =>
+        val n = OptionValues.int(Keys.DecodeThreads, v)
+        OptionValues.wrap(Keys.DecodeThreads, v)(require(n >= 1 && n <= 64, "must be between 1 and 64"))
+        n
+      }.getOrElse(d.decodeThreads),
       verifyChecksums = get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums),
       filterPushdown = get(Keys.FilterPushdown).map(v => OptionValues.bool(Keys.FilterPushdown, v)).getOrElse(d.filterPushdown)
     )
