@@ -5,7 +5,7 @@ import io.fermion.spark.SparkTypeMapping
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /** Per-column write settings carried in a DataFrame's field metadata (`fermion.compression`,
-  * `fermion.compressionLevel`, `fermion.encodings`, `fermion.pageSize`), merged with the writer's
+  * `fermion.compressionLevel`, `fermion.encodings`, `fermion.pageSize`, `fermion.pageRows`), merged with the writer's
   * `column.<path>.<setting>` options, which win where both set the same thing. */
 object FieldWriteSettings {
   val MetadataPrefix = "fermion."
