@@ -159,6 +159,34 @@ class StripeFilterSuite extends AnyFunSuite {
     } finally reader.close()
   }
 
+  test("row filter on decoded columns keeps every matching row, and exactly the matching ones for single predicates (property)") {
+    val rnd = new Random(31)
+    val rows = testRows(rnd, 10000)
+    val file = writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64))
+    val reader = open(file)
+    try {
+      val columns = (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c)))
+      (0 until reader.numStripes).foreach { s =>
+        val vs = reader.readStripeProjected(s, columns, allocator)
+        try {
+          val first = reader.stripes.firstRows(s).toInt
+          val n = reader.stripes.rowCount(s)
+          val byName = Map("k" -> 0, "d" -> 1, "s" -> 2).map { case (name, c) => name -> (reader.schema.fields(c).dataType, vs(c)) }
+          for (depth <- Seq(0, 3); _ <- 0 until 60) {
+            val f = randomFilter(rnd, depth)
+            val kept = io.fermion.core.read.filter.RowFilter.select(f, byName.get, io.fermion.core.read.RowRanges.all(n)).rows.toSet
+            (0 until n).foreach { i =>
+              val expected = matches(f, rows(first + i))
+              if (expected.contains(true)) assert(kept.contains(i), s"$f dropped row ${first + i}: ${rows(first + i)}")
+              if (depth == 0 && expected.contains(false) && !FilterExpr.columns(f).contains("missing"))
+                assert(!kept.contains(i), s"$f kept row ${first + i}: ${rows(first + i)}")
+            }
+          }
+        } finally vs.foreach(_.close())
+      }
+    } finally reader.close()
+  }
+
   test("skipped stripes never hold a matching row; sorted keys skip (property, many filters)") {
     val rnd = new Random(11)
     val rows = testRows(rnd, 10000)

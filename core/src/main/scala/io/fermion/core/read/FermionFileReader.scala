@@ -293,7 +293,8 @@ object FermionFileReader {
     val fileLen = input.length
     if (fileLen < FileLayout.HeaderSize + FileLayout.FooterSize)
       throw new InvalidFermionFileException(path, 0, s"file of $fileLen bytes is too short to be a Fermion file (at least ${FileLayout.HeaderSize + FileLayout.FooterSize} bytes)")
-    val tailLen = math.min(fileLen, math.max(options.tailPrefetchBytes.toLong, FileLayout.FooterSize.toLong)).toInt
+    val prefetch = if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong else input.defaultTailPrefetch
+    val tailLen = math.min(fileLen, math.max(prefetch, FileLayout.FooterSize.toLong)).toInt
     val tailStart = fileLen - tailLen
     val tail = input.readFully(tailStart, tailLen)
     val footerAt = tailLen - FileLayout.FooterSize

@@ -6,7 +6,7 @@ import io.fermion.core.write.OptionValues
 final case class ReaderOptions(
     /** Bytes read from the end of the file on open; when footer, schema, stripe directory and CIT
       * fit (and often small files' CMBs too) opening costs one read (seed: "Footer 激进预读"). */
-    tailPrefetchBytes: Int = 1 << 20,
+    tailPrefetchBytes: Int = -1,
     /** When the whole CMB area is at most this large, it is read at once instead of column by
       * column (seed: EAGER_LOAD_THRESHOLD). Lazy loading keeps metadata I/O proportional to the
       * columns read, so the default is lower than the seed's 8 MB. */

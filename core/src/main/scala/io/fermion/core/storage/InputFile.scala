@@ -27,6 +27,10 @@ trait InputFile extends Closeable {
     * local disk costs next to nothing, a request to HDFS or an object store about a megabyte. */
   def defaultCoalesceGap: Long = 1L << 20
 
+  /** Bytes read from the end of the file on open: on an object store or HDFS one more request
+    * costs more than a megabyte, on a local disk a second small read is cheaper than a large one. */
+  def defaultTailPrefetch: Long = 1L << 20
+
   protected final def checkRange(offset: Long, len: Long): Unit =
     if (offset < 0 || len < 0 || offset + len > length) throw new FermionOffsetOutOfRangeException(path, offset, len, length)
 }
@@ -36,6 +40,7 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
   private val read = new java.util.concurrent.atomic.AtomicLong
   def bytesRead: Long = read.get()
   override def defaultCoalesceGap: Long = if (local) 16L << 10 else 1L << 20
+  override def defaultTailPrefetch: Long = if (local) 64L << 10 else 1L << 20
   private val vectored = in.hasCapability(org.apache.hadoop.fs.StreamCapabilities.VECTOREDIO)
 
   override def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {

@@ -2,7 +2,7 @@ package io.fermion.spark.read
 
 import io.fermion.core.dataset.FermionDataset
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions, RowRanges, StripeFetch}
-import io.fermion.core.read.filter.{FilterExpr, StripeFilter}
+import io.fermion.core.read.filter.{FilterExpr, RowFilter, StripeFilter}
 import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.metrics.FermionScanMetrics
@@ -120,6 +120,8 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
   private var stripesDecoded = 0L
   /** Stripes whose every page the filter's page statistics ruled out. */
   private var stripesRuledOutByPages = 0L
+  /** Stripes where no row of the filter's decoded columns matched (read, but nothing else). */
+  private var stripesFilteredByRows = 0L
   /** The stripe after the current one, its reads already under way. */
   private var prefetched: Option[PlannedStripe] = None
   /** Columns whose deferred elements a query has asked for. */
@@ -127,10 +129,20 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
   private var current: ColumnarBatch = _
   private var vectors: IndexedSeq[FieldVector] = IndexedSeq.empty
 
-  /** A stripe to decode: the rows the page statistics leave (null: all), which list columns stay
-    * lengths-only, and per source file the fetch of its columns. */
+  /** A stripe to decode: the rows to keep (null: all), which list columns stay lengths-only, per
+    * source file the fetch of its columns, and columns already decoded while filtering. */
   private final class PlannedStripe(val stripe: Int, val selection: RowRanges, val deferred: IndexedSeq[Boolean],
-                                    val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)])
+                                    val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)],
+                                    val reused: Map[Int, FieldVector])
+
+  /** The filter's flat columns in the leading file: (name in the filter, column index). */
+  private val filterColumns: IndexedSeq[(String, Int)] = filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
+    fileColumnOf(n).filter(c => !FermionType.isNested(reader.schema.fields(c).dataType)).map(n -> _)
+  }
+  /** Late materialisation: decode the filter's columns first, evaluate the filter on them, and
+    * read the other columns only for the rows that may match. Stops for the rest of the split
+    * after a stripe where most rows matched (the filter is then not selective here). */
+  private var lateMaterialize = filterColumns.nonEmpty
 
   /** Plans the next stripe with rows left and starts its reads; None at the end of the split. */
   private def planNext(): Option[PlannedStripe] = {
@@ -139,10 +151,33 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
       nextStripe += 1
       val rows = reader.stripes.rowCount(stripe)
       val ranges = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
+      // Cutting rows out costs a copy per value: worth it only when most rows go.
+      def worthCutting(r: RowRanges): Boolean = r.rowCount.toLong * 2 <= rows
       if (ranges.isEmpty) stripesRuledOutByPages += 1
       else {
-        // Cutting rows out costs a copy per value: worth it only when most rows go.
-        val selection = if (ranges.rowCount.toLong * 2 <= rows) ranges else null
+        val pageSelection = if (worthCutting(ranges)) ranges else null
+        var selection = pageSelection
+        var reused = Map.empty[Int, FieldVector]
+        var noRowMatches = false
+        if (lateMaterialize) {
+          val cols = filterColumns.map(_._2).distinct
+          val vs = reader.readStripeProjected(stripe, cols.map(c => c -> ProjectedNode.full(reader.schema.fields(c))), allocator, pageSelection)
+          // Decoded on `pageSelection` (or whole): every selection below lies inside it.
+          val matching =
+            try {
+              val byName = filterColumns.map { case (n, c) => n -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }.toMap
+              RowFilter.select(filter.get, byName.get, ranges)
+            } catch { case t: Throwable => vs.foreach(_.close()); throw t }
+          if (!worthCutting(matching)) lateMaterialize = false
+          noRowMatches = matching.isEmpty
+          reused = if (noRowMatches) Map.empty else present.indices.collect {
+            case p if present(p)._1 == 0 && present(p)._3.children.isEmpty && cols.contains(present(p)._2) => p -> vs(cols.indexOf(present(p)._2))
+          }.toMap
+          vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
+          if (worthCutting(matching)) selection = matching
+        }
+        if (noRowMatches) stripesFilteredByRows += 1
+        else {
         val first = stripeFirstRow(stripe)
         val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
         // Top-level arrays and maps are read as lengths first, their elements only if touched; once
@@ -151,11 +186,12 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
         val deferred = present.indices.map { p =>
           gone == 0 && selection == null && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
         }
-        val fetches = present.indices.groupBy(p => present(p)._1).toIndexedSeq.map { case (src, ps) =>
+        val fetches = present.indices.filterNot(reused.contains).groupBy(p => present(p)._1).toIndexedSeq.map { case (src, ps) =>
           val cols = ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }
           (ps, sources(src), sources(src).fetch(stripe, cols, selection))
         }
-        return Some(new PlannedStripe(stripe, selection, deferred, fetches))
+        return Some(new PlannedStripe(stripe, selection, deferred, fetches, reused))
+        }
       }
     }
     None
@@ -176,6 +212,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     val rows = reader.stripes.rowCount(stripe)
     val first = stripeFirstRow(stripe)
     val decoded = new Array[FieldVector](present.size)
+    planned.reused.foreach { case (p, v) => decoded(p) = v }
     try planned.fetches.foreach { case (ps, src, fetch) => ps.zip(src.decode(fetch, allocator)).foreach { case (p, v) => decoded(p) = v } }
     catch { case t: Throwable => decoded.filter(_ != null).foreach(_.close()); throw t }
     val keptRows: Array[Int] = {
@@ -228,7 +265,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
 
   def counters: SplitCounters = {
     val all = sources
-    SplitCounters(stripesDecoded, ownStripes.size - stripes.size + stripesRuledOutByPages, all.map(_.bytesRead).sum, all.map(_.metadataBytesRead).sum,
+    SplitCounters(stripesDecoded + stripesFilteredByRows, ownStripes.size - stripes.size + stripesRuledOutByPages, all.map(_.bytesRead).sum, all.map(_.metadataBytesRead).sum,
       all.map(_.pagesDecoded).sum, all.map(_.decodeNanos).sum, all.map(_.dataPagesSkipped).sum)
   }
 
@@ -242,7 +279,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
   }
 
   def close(): Unit = {
-    try releaseCurrent()
+    try { releaseCurrent(); prefetched.foreach(_.reused.values.foreach(_.close())); prefetched = None }
     finally try reader.close() finally columnReaders.foreach(_.close())
   }
 }

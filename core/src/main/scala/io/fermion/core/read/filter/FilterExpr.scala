@@ -29,6 +29,19 @@ object FilterExpr {
   /** Matches every row: what an untranslatable part of a filter becomes. */
   case object Unknown extends FilterExpr
 
+  /** The columns a filter tests. */
+  def columns(e: FilterExpr): Set[String] = e match {
+    case Compare(c, _, _) => Set(c)
+    case In(c, _) => Set(c)
+    case StartsWith(c, _) => Set(c)
+    case IsNull(c) => Set(c)
+    case IsNotNull(c) => Set(c)
+    case And(l, r) => columns(l) ++ columns(r)
+    case Or(l, r) => columns(l) ++ columns(r)
+    case Not(c) => columns(c)
+    case Unknown => Set.empty
+  }
+
   /** Pushes NOT down to the leaves (De Morgan; NOT of a comparison is the opposite comparison,
     * since null rows satisfy neither). NOT of what has no opposite becomes [[Unknown]]. */
   def normalize(e: FilterExpr): FilterExpr = e match {
