@@ -14,3 +14,10 @@ final class SerializableHadoopConf(@transient var value: Configuration) extends 
     value.readFields(in)
   }
 }
+
+object SerializableHadoopConf {
+  /** The session's Hadoop configuration, shipped once per executor instead of with every task
+    * (deserialising a Configuration costs milliseconds; as Spark's file sources do). */
+  def broadcast(): org.apache.spark.broadcast.Broadcast[SerializableHadoopConf] =
+    org.apache.spark.sql.SparkSession.active.sparkContext.broadcast(new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+}

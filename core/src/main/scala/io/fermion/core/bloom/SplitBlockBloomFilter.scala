@@ -42,13 +42,14 @@ object SplitBlockBloomFilter {
   val MinBytes = 32
   val MaxBytes: Int = 16 << 20
 
-  /** Sized for `distinct` values at false-positive rate `fpp`: a power of two of bytes. */
+  /** Sized for `distinct` values at false-positive rate `fpp`: whole 32-byte blocks (blocks are
+    * picked by multiply-shift, so any count works; rounding to a power of two would cost up to
+    * twice the bytes every point lookup reads). */
   def forValues(distinct: Long, fpp: Double): SplitBlockBloomFilter = {
     require(fpp > 0 && fpp < 1, s"bloom filter false-positive rate must be in (0, 1), got $fpp")
     val bits = -8.0 * math.max(1L, distinct) / math.log(1 - math.pow(fpp, 1.0 / 8))
-    var bytes = MinBytes
-    while (bytes < MaxBytes && bytes * 8.0 < bits) bytes <<= 1
-    new SplitBlockBloomFilter(new Array[Int](bytes / 4))
+    val blocks = math.min(MaxBytes / 32L, math.max(1L, math.ceil(bits / 256.0).toLong)).toInt
+    new SplitBlockBloomFilter(new Array[Int](blocks * 8))
   }
 
   /** A filter from its bytes (a whole number of 32-byte blocks). */

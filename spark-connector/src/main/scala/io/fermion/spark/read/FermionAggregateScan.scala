@@ -53,18 +53,23 @@ final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq
   /** Dataset columns are found in files by field id (a renamed column keeps its id). */
   private val columnIds: Map[String, Int] = snapshot.columnIds.getOrElse(Map.empty)
 
-  override def createReaderFactory(): PartitionReaderFactory =
-    new FermionAggregateReaderFactory(aggregates, columnIds, new SerializableHadoopConf(FermionTableSchema.hadoopConf()), readerOptions)
+  override def createReaderFactory(): PartitionReaderFactory = {
+    import MetadataAggregate._
+    // Only the aggregated columns' ids travel with the tasks.
+    val used = aggregates.collect { case CountColumn(c) => c; case MinOf(c, _) => c; case MaxOf(c, _) => c }.map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+    new FermionAggregateReaderFactory(aggregates, columnIds.filter { case (k, _) => used.contains(k) }, SerializableHadoopConf.broadcast(), readerOptions)
+  }
 }
 
-final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], columnIds: Map[String, Int], conf: SerializableHadoopConf,
+final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], columnIds: Map[String, Int],
+                                          conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
                                           readerOptions: ReaderOptions)
     extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
     private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
     private var done = false
     private lazy val row: InternalRow = {
-      val reader = FermionFileReader.open(new Path(file), conf.value, readerOptions)
+      val reader = FermionFileReader.open(new Path(file), conf.value.value, readerOptions)
       try new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a, columnIds)).toArray)
       finally reader.close()
     }

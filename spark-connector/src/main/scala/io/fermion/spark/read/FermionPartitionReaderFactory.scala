@@ -12,7 +12,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
   * only: Spark consumes the Arrow-backed batches directly. */
 final class FermionPartitionReaderFactory(readSchema: StructType, readFieldIds: Option[IndexedSeq[Int]], columnIds: Option[Map[String, Int]],
                                           datasetRoot: String,
-                                          filter: Option[FilterExpr], conf: SerializableHadoopConf, readerOptions: ReaderOptions,
+                                          filter: Option[FilterExpr], conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
+                                          readerOptions: ReaderOptions,
                                           limit: Option[Int] = None)
     extends PartitionReaderFactory {
 
@@ -23,5 +24,5 @@ final class FermionPartitionReaderFactory(readSchema: StructType, readFieldIds: 
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
     new FermionColumnarPartitionReader(partition.asInstanceOf[FermionInputPartition], readSchema, readFieldIds, columnIds, datasetRoot, filter,
-      conf.value, readerOptions, limit)
+      conf.value.value, readerOptions, limit)
 }

@@ -86,9 +86,16 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
     partitions.toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(readSchema, readFieldIds, columnIds, snapshot.root, filter, new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
+  override def createReaderFactory(): PartitionReaderFactory = {
+    // Readers resolve only the filter's columns by name; the table's whole map would be shipped
+    // with every task (10,000 entries for a wide table).
+    val filterIds = columnIds.map { ids =>
+      val wanted = filter.toSeq.flatMap(io.fermion.core.read.filter.FilterExpr.columns).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+      ids.filter { case (name, _) => wanted.contains(name) }
+    }
+    new FermionPartitionReaderFactory(readSchema, readFieldIds, filterIds, snapshot.root, filter, SerializableHadoopConf.broadcast(),
       readerOptions, limit)
+  }
 }
 
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the
