@@ -13,7 +13,7 @@ import argparse
 import os
 import tempfile
 
-from harness import FORMATS, machine_line, markdown_table, noop_scan, progress, publish, session, size_of, timed, write_all
+from harness import FORMATS, machine_line, markdown_table, noop_scan, progress, publish, session, size_of, timed, timed_side_by_side, write_all
 
 WORDS = ["carefully", "final", "deposits", "quickly", "regular", "accounts", "furiously", "ironic", "pending",
          "requests", "packages", "blithely", "express", "special", "theodolites", "slyly", "even", "bold",
@@ -70,7 +70,7 @@ def speedup(times, other):
 def scan_rows(spark, paths, columns, reps):
     rows = []
     for label, col in columns:
-        times = {f: timed(lambda: noop_scan(spark.read.format(f).load(paths[f]).select(*col)), reps=reps)[0] for f in FORMATS}
+        times = timed_side_by_side({f: (lambda f=f: noop_scan(spark.read.format(f).load(paths[f]).select(*col))) for f in FORMATS}, reps=reps)
         progress(f"{label}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in FORMATS))
         rows.append([label, *[f"{times[f]:.3f}" for f in FORMATS], speedup(times, "parquet"), speedup(times, "orc")])
     return rows
@@ -80,7 +80,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the random and low-entropy tables")
     ap.add_argument("--lineitem-rows", type=int, default=6_000_000)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "encodings.md"))
     args = ap.parse_args()
     spark = session("fermion-encodings-bench")
@@ -102,8 +102,8 @@ def main():
     li_cols = [("all 16 columns", ["*"])] + [(c, [c]) for c in ["l_orderkey", "l_partkey", "l_extendedprice", "l_discount",
                                                                "l_returnflag", "l_shipdate", "l_shipmode", "l_comment"]]
     li_rows = scan_rows(spark, li, li_cols, args.reps)
-    q1 = {f: timed(lambda: spark.read.format(f).load(li[f]).createOrReplaceTempView("li") or
-                   spark.sql(Q1.format(t="li")).collect(), reps=args.reps)[0] for f in FORMATS}
+    q1 = timed_side_by_side({f: (lambda f=f: spark.read.format(f).load(li[f]).createOrReplaceTempView("li") or
+                                 spark.sql(Q1.format(t="li")).collect()) for f in FORMATS}, reps=args.reps)
     progress("Q1: " + ", ".join(f"{f} {q1[f]:.3f}s" for f in FORMATS))
     li_rows.append(["Q1-style aggregate", *[f"{q1[f]:.3f}" for f in FORMATS], speedup(q1, "parquet"), speedup(q1, "orc")])
 
@@ -119,7 +119,7 @@ def main():
                       f"**{total['fermion'] / total['parquet']:.3f}**", f"**{total['fermion'] / total['orc']:.3f}**"])
     text = [f"# Encodings: file sizes and full scans\n\n{machine_line()}; lineitem {args.lineitem_rows:,} rows, other tables "
             f"{args.rows:,} rows; each format written by Spark from the same DataFrame (Parquet and ORC with zstd, "
-            f"Spark's defaults otherwise; Fermion with its defaults). Times: median of {args.reps} runs after 1 warm-up, each "
+            f"Spark's defaults otherwise; Fermion with its defaults). Times: median of {args.reps} runs after 1 warm-up, formats interleaved run by run, each "
             "materialising the columns through the noop sink; speedup = other format's time / Fermion's.\n",
             "## Sizes (bytes)\n", markdown_table(["table", "Fermion", "Parquet", "ORC", "Fermion / Parquet", "Fermion / ORC"], size_rows),
             "\n\n## TPC-H-like lineitem scans\n", markdown_table(header, li_rows),

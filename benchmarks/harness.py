@@ -63,6 +63,21 @@ def timed(fn, warmups=1, reps=3):
     return statistics.median(times), result
 
 
+def timed_side_by_side(fns, warmups=1, reps=5):
+    """Median wall time of each of `fns` ({name: fn}), the runs interleaved round-robin so that a
+    slow moment of the machine (GC, page cache, another process) hits every format alike."""
+    for _ in range(warmups):
+        for fn in fns.values():
+            fn()
+    times = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def reader(spark, fmt):
     return spark.read.format(fmt)
 

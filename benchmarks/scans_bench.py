@@ -9,7 +9,7 @@ import argparse
 import os
 import tempfile
 
-from harness import publish, FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, write_all
+from harness import publish, FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, timed_side_by_side, write_all
 
 COLUMNS = {
     "int": "cast(rand(1) * 2147483647 as int)",
@@ -34,12 +34,12 @@ def main():
     paths = write_all(spark, df, base, "scans")
     rows = []
     for label, col in names.items():
-        times = {fmt: timed(lambda: noop_scan(spark.read.format(fmt).load(paths[fmt]).select(col)))[0] for fmt in FORMATS}
+        times = timed_side_by_side({fmt: (lambda fmt=fmt: noop_scan(spark.read.format(fmt).load(paths[fmt]).select(col))) for fmt in FORMATS})
         progress(f"{label}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in FORMATS))
         rows.append([label, *[f"{times[f]:.3f}" for f in FORMATS],
                      f"{times['parquet'] / times['fermion']:.2f}x", f"{times['orc'] / times['fermion']:.2f}x"])
     sizes = {f: size_of(spark, paths[f]) for f in FORMATS}
-    text = [f"# Single-column scans\n\n{args.rows:,} rows; {machine_line()}; median of 3 runs after 1 warm-up; "
+    text = [f"# Single-column scans\n\n{args.rows:,} rows; {machine_line()}; median of 5 runs after 1 warm-up, formats interleaved run by run; "
             "each run materialises one column through the noop sink; speedup = other format's time / Fermion's.\n",
             markdown_table(["column", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC"], rows),
             "\n\n" + markdown_table(["format", "bytes (all 6 columns)", "vs Fermion"],

@@ -1,5 +1,7 @@
 """Predicates pushed to stripe statistics: stripes are skipped (metrics say so) and results never
 change (differential: pushdown on, pushdown off, Parquet), on random predicates."""
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import rows_of
@@ -136,6 +138,21 @@ def test_bloom_filters_skip_stripes_for_point_lookups_on_unsorted_keys(spark, tm
     assert scan_metrics(q)[0] == 0, "without bloom filters random keys skip nothing"
     with pytest.raises(Exception, match="bloomFilterColumns"):
         df.write.format("fermion").option("bloomFilterColumns", "nope").save(tmp_table())
+    # Per column: a filter for k only, at a lower false-positive rate (a larger filter).
+    sizes = {}
+    for fpp in ("0.1", "0.001"):
+        per = tmp_table("per")
+        df.write.format("fermion").option("stripeRows", "5000").option("column.k.bloomFilter", "true") \
+            .option("column.k.bloomFilterFpp", fpp).save(per)
+        q = spark.read.format("fermion").load(per).where(f"k = {probe.k}")
+        assert [r.id for r in q.collect()] == [4242]
+        assert scan_metrics(q)[0] >= 17, scan_metrics(q)
+        sizes[fpp] = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(os.path.join(per, "data")) for n in names)
+    assert sizes["0.001"] > sizes["0.1"] + 20 * 5000 // 8, sizes
+    with pytest.raises(Exception, match="(?i)column.x.bloomFilterFpp"):
+        df.write.format("fermion").option("column.x.bloomFilterFpp", "2").save(tmp_table())
+    with pytest.raises(Exception, match="cannot have a bloom filter"):
+        spark.range(3).selectExpr("array(id) as a").write.format("fermion").option("column.a.bloomFilter", "true").save(tmp_table())
 
 
 def test_page_statistics_skip_pages_and_never_change_rows(spark, tmp_table):

@@ -25,7 +25,9 @@ final class FermionFileReader private (
     cit: ColumnIndexTable,
     tail: ByteBuffer,
     tailStart: Long,
-    options: ReaderOptions
+    options: ReaderOptions,
+    /** Bytes of schema, directory and CIT read on open beyond the tail (when they did not fit it). */
+    openExtraBytes: Long
 ) extends Closeable {
   val path: String = input.path
   private val cmbs = new Array[ColumnMetadataBlock](schema.size)
@@ -40,7 +42,7 @@ final class FermionFileReader private (
     allDecoders.add(d)
     d
   }
-  private var metadataBytes = tail.remaining().toLong
+  private var metadataBytes = tail.remaining().toLong + openExtraBytes
 
   def numRows: Long = footer.numRows
   def numStripes: Int = footer.numStripes
@@ -353,6 +355,7 @@ object FermionFileReader {
         throw new InvalidFermionFileException(path, footer.citOffset + c * 8L, s"CIT entry of column $c points outside the CMB area")
       c += 1
     }
-    new FermionFileReader(input, footer, schema, stripes, cit, tail, tailStart, options)
+    new FermionFileReader(input, footer, schema, stripes, cit, tail, tailStart, options,
+      if (footer.schemaOffset >= tailStart) 0L else metaLen)
   }
 }

@@ -161,12 +161,14 @@ object FermionFileWriter {
       throw new IllegalArgumentException(
         s"Invalid Fermion write option: column.$p.* names no column (columns: ${schema.fields.map(_.name).mkString(", ")})")
     }
-    options.bloomFilterColumns.foreach { c =>
+    def bloomable(c: String, what: String): Unit = {
       val f = schema.indexOf(c).map(schema.fields).getOrElse(throw new IllegalArgumentException(
-        s"Invalid Fermion write option: bloomFilterColumns names `$c`, which is not a top-level column (columns: ${schema.fields.map(_.name).mkString(", ")})"))
+        s"Invalid Fermion write option: $what names `$c`, which is not a top-level column (columns: ${schema.fields.map(_.name).mkString(", ")})"))
       if (!io.fermion.core.bloom.BloomValues.supports(f.dataType))
-        throw new IllegalArgumentException(s"Invalid Fermion write option: bloomFilterColumns: `${f.name}` (${f.dataType}) cannot have a bloom filter")
+        throw new IllegalArgumentException(s"Invalid Fermion write option: $what: `${f.name}` (${f.dataType}) cannot have a bloom filter")
     }
+    options.bloomFilterColumns.foreach(c => bloomable(c, "bloomFilterColumns"))
+    options.columns.foreach { case (p, o) => if (o.bloomFilter.contains(true)) bloomable(p, s"column.$p.bloomFilter") }
   }
 
   def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =

@@ -34,23 +34,23 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         val empty = ChunkRecord.Empty.copy(nullCount = col.nullCount)
         if (allNull || rows == 0) empty
         else if (col.isBool) boolDataChunk(col, hasNulls, settings)
-        else if (col.isVariable) { if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings)) }
-        else withBloom(col, fixedDataChunk(col, hasNulls, settings))
+        else if (col.isVariable) { if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings), settings) }
+        else withBloom(col, fixedDataChunk(col, hasNulls, settings), settings)
     }
   }
 
-  /** For a top-level column listed in `bloomFilterColumns`: a split-block bloom filter of the
-    * stripe's non-null values, sized for their distinct count, written after the DATA chunk with
-    * its CRC32. */
-  private def withBloom(col: ColumnNodeBuffer, rec: ChunkRecord): ChunkRecord = {
+  /** For a top-level column listed in `bloomFilterColumns` or with its own `bloomFilter` setting:
+    * a split-block bloom filter of the stripe's non-null values, sized for their distinct count at
+    * the column's false-positive rate, written after the DATA chunk with its CRC32. */
+  private def withBloom(col: ColumnNodeBuffer, rec: ChunkRecord, settings: ColumnWriteOptions): ChunkRecord = {
     // Top-level buffers are named by their field alone (a top-level name may itself contain a dot).
     val topLevel = col.path == col.field.name
-    if (!topLevel || !options.bloomFilterColumns.contains(col.path.toLowerCase(java.util.Locale.ROOT))) return rec
+    if (!topLevel || !settings.bloomFilter) return rec
     val hashes = BloomHashes.of(col)
     val distinct = new io.fermion.core.encoding.LongDictionaryBuilder
     distinct.reset(math.min(hashes.length, 1 << 16))
     hashes.foreach(h => distinct.codeOf(h, Int.MaxValue))
-    val bloom = io.fermion.core.bloom.SplitBlockBloomFilter.forValues(distinct.size, options.bloomFilterFpp)
+    val bloom = io.fermion.core.bloom.SplitBlockBloomFilter.forValues(distinct.size, settings.bloomFilterFpp)
     hashes.foreach(bloom.insert)
     val bytes = bloom.toBytes
     val crc = new java.util.zip.CRC32

@@ -22,7 +22,7 @@ final case class WriterOptions(
     bloomFilterColumns: Set[String] = Set.empty,
     bloomFilterFpp: Double = 0.01
 ) {
-  require(bloomFilterFpp >= 1e-6 && bloomFilterFpp < 1, s"bloomFilterFpp must be at least 0.000001 and below 1, got $bloomFilterFpp")
+  WriterOptions.checkFpp(bloomFilterFpp)
   WriterOptions.checkPageSize(pageSize)
   WriterOptions.checkPageRows(pageRows)
   require(stripeMaxRows >= 1, s"stripeRows must be positive, got $stripeMaxRows")
@@ -44,7 +44,11 @@ final case class WriterOptions(
       encodings = pick(_.encodings).getOrElse(encodings),
       pageSize = pick(_.pageSize).getOrElse(pageSize),
       pageRows = pick(_.pageRows).getOrElse(pageRows),
-      pageChecksums = pageChecksums
+      pageChecksums = pageChecksums,
+      // A bloom filter belongs to one top-level column: its own setting, not an ancestor's.
+      bloomFilter = byPath.get(path.toLowerCase(java.util.Locale.ROOT)).flatMap(_.bloomFilter)
+        .getOrElse(bloomFilterColumns.contains(path.toLowerCase(java.util.Locale.ROOT))),
+      bloomFilterFpp = byPath.get(path.toLowerCase(java.util.Locale.ROOT)).flatMap(_.bloomFilterFpp).getOrElse(bloomFilterFpp)
     )
   }
 
@@ -54,7 +58,7 @@ final case class WriterOptions(
 
 /** One schema node's page settings, resolved from [[WriterOptions]]. */
 final case class ColumnWriteOptions(compression: Int, compressionLevel: Int, encodings: EncodingSet, pageSize: Int, pageRows: Int,
-                                    pageChecksums: Boolean)
+                                    pageChecksums: Boolean, bloomFilter: Boolean = false, bloomFilterFpp: Double = 0.01)
 
 /** Per-column settings; `None` inherits from the enclosing column or the table. */
 final case class ColumnOverrides(
@@ -62,14 +66,19 @@ final case class ColumnOverrides(
     compressionLevel: Option[Int] = None,
     encodings: Option[EncodingSet] = None,
     pageSize: Option[Int] = None,
-    pageRows: Option[Int] = None
+    pageRows: Option[Int] = None,
+    /** A bloom filter per stripe for this (top-level) column, whatever `bloomFilterColumns` says. */
+    bloomFilter: Option[Boolean] = None,
+    bloomFilterFpp: Option[Double] = None
 ) {
+  bloomFilterFpp.foreach(WriterOptions.checkFpp)
   compressionLevel.foreach(WriterOptions.checkLevel)
   pageSize.foreach(WriterOptions.checkPageSize)
   pageRows.foreach(WriterOptions.checkPageRows)
   def orElse(other: ColumnOverrides): ColumnOverrides = ColumnOverrides(
     compression.orElse(other.compression), compressionLevel.orElse(other.compressionLevel),
-    encodings.orElse(other.encodings), pageSize.orElse(other.pageSize), pageRows.orElse(other.pageRows))
+    encodings.orElse(other.encodings), pageSize.orElse(other.pageSize), pageRows.orElse(other.pageRows),
+    bloomFilter.orElse(other.bloomFilter), bloomFilterFpp.orElse(other.bloomFilterFpp))
 }
 
 object WriterOptions {
@@ -80,6 +89,8 @@ object WriterOptions {
 
   private[write] def checkPageSize(pageSize: Int): Unit =
     require(pageSize >= 1024 && pageSize <= (64 << 20), s"pageSize must be between 1 KiB and 64 MiB, got $pageSize")
+  private[write] def checkFpp(fpp: Double): Unit =
+    require(fpp >= 1e-6 && fpp < 1, s"bloomFilterFpp must be at least 0.000001 and below 1, got $fpp")
   private[write] def checkPageRows(rows: Int): Unit =
     require(rows >= 8 && rows % 8 == 0, s"pageRows must be a positive multiple of 8, got $rows")
   private[write] def checkLevel(level: Int): Unit =
@@ -97,11 +108,13 @@ object WriterOptions {
     val Encodings = "encodings"
     val BloomFilterColumns = "bloomFilterColumns"
     val BloomFilterFpp = "bloomFilterFpp"
+    /** Per column only: `column.<name>.bloomFilter` = true / false. */
+    val BloomFilter = "bloomFilter"
     /** `column.<path>.<setting>` overrides one of [[ColumnKeys]] for one column. */
     val ColumnPrefix = "column."
     val all: Seq[String] = Seq(PageSize, PageRows, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings, BloomFilterColumns, BloomFilterFpp)
     /** The settings a column may override. */
-    val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows)
+    val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows, BloomFilter, BloomFilterFpp)
     def isKnown(key: String): Boolean = {
       val k = key.toLowerCase(java.util.Locale.ROOT)
       all.exists(_.equalsIgnoreCase(k)) || (k.startsWith(ColumnPrefix) && ColumnKeys.exists(c => k.endsWith("." + c.toLowerCase(java.util.Locale.ROOT))))
@@ -131,6 +144,12 @@ object WriterOptions {
           val rows = OptionValues.int(what(Keys.PageRows), v)
           OptionValues.wrap(what(Keys.PageRows), v)(checkPageRows(rows))
           rows
+        },
+        bloomFilter = get(Keys.BloomFilter).map(v => OptionValues.bool(what(Keys.BloomFilter), v)),
+        bloomFilterFpp = get(Keys.BloomFilterFpp).map { v =>
+          val fpp = OptionValues.wrap(what(Keys.BloomFilterFpp), v)(v.trim.toDouble)
+          OptionValues.wrap(what(Keys.BloomFilterFpp), v)(checkFpp(fpp))
+          fpp
         }
       )
     }

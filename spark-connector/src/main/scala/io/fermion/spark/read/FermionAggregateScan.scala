@@ -46,6 +46,8 @@ final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq
     StructType(aggregates.zipWithIndex.map { case (a, i) => StructField(s"agg$i", a.outputType) })
   override def description(): String = s"FermionScan ${snapshot.root} MetadataAggregates: ${aggregates.mkString(", ")}"
   override def toBatch: Batch = this
+  /** One row per file, answered from metadata: nothing to batch. */
+  override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.UNSUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] =
     snapshot.files.map(f => FermionInputPartition(IndexedSeq(FileSplit(f.path, 0, f.length, f.length, f.fragmentId))): InputPartition).toArray

@@ -26,6 +26,8 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
+  /** Every partition is read as columnar batches: Spark need not ask partition by partition. */
+  override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   private def files = snapshot.files
 
