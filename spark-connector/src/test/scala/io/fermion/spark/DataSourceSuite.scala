@@ -167,4 +167,21 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
       .queryExecution.executedPlan.toString
     assert(explained.contains("StripeFilter"), explained)
   }
+
+  test("write batches of wide rows stay within the batch budget; narrow rows keep full batches") {
+    import org.apache.spark.sql.types.{DoubleType, StructField, StructType}
+    def wide(n: Int) = StructType((0 until n).map(i => StructField(s"c$i", DoubleType)))
+    val budget = io.fermion.spark.write.FermionDataWriter.BatchBytes
+    Seq(10, 1000, 100000, 3000000).foreach { n =>
+      val rows = io.fermion.spark.write.FermionDataWriter.batchRowsFor(wide(n))
+      assert(rows >= 1 && (rows == 1 || rows.toLong * wide(n).defaultSize <= budget), s"$n columns: $rows rows")
+    }
+    assert(io.fermion.spark.write.FermionDataWriter.batchRowsFor(wide(10)) == io.fermion.spark.write.FermionDataWriter.BatchRows)
+    // A table wider than one batch of the default size round-trips.
+    val df = spark.range(50).select((0 until 3000).map(i => (col("id") * (i + 1)).cast("double").as(s"c$i")): _*)
+    val f = java.nio.file.Files.createTempDirectory("fermion-wide-write").resolve("t").toString
+    df.write.format("fermion").save(f)
+    val back = spark.read.format("fermion").load(f)
+    assert(back.select("c2999").collect().map(_.getDouble(0)).sorted.toSeq == (0 until 50).map(_ * 3000.0))
+  }
 }

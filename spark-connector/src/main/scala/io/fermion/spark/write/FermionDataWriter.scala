@@ -16,7 +16,10 @@ import org.apache.spark.sql.types.StructType
 final class FermionDataWriter(relativePath: String, file: Path, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions,
                               conf: Configuration, stripeLayout: Option[IndexedSeq[Int]] = None) extends DataWriter[InternalRow] {
   private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
+  private val maxBatchRows = FermionDataWriter.batchRowsFor(schema)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
+  // ArrowWriter allocates every vector up front: sized for a batch, not Arrow's default 3,970 rows.
+  root.getFieldVectors.forEach(v => v.setInitialCapacity(maxBatchRows))
   private val arrow = ArrowWriter.create(root)
   private val writer = stripeLayout match {
     case Some(layout) => FermionFileWriter.createAligned(file, conf, fermionSchema, options, layout)
@@ -28,7 +31,7 @@ final class FermionDataWriter(relativePath: String, file: Path, schema: StructTy
   override def write(record: InternalRow): Unit = {
     arrow.write(record)
     batchRows += 1
-    if (batchRows >= FermionDataWriter.BatchRows) flushBatch()
+    if (batchRows >= maxBatchRows) flushBatch()
   }
 
   private def flushBatch(): Unit = if (batchRows > 0) {
@@ -57,4 +60,11 @@ final class FermionDataWriter(relativePath: String, file: Path, schema: StructTy
 
 object FermionDataWriter {
   val BatchRows = 4096
+  /** Bytes an Arrow batch of rows may take (by Spark's size estimate of a row). */
+  val BatchBytes: Long = 16L << 20
+
+  /** Rows per Arrow batch: 4,096, fewer for wide rows, so that a batch of a 100,000-column table
+    * takes megabytes, not gigabytes, of direct memory. */
+  def batchRowsFor(schema: StructType): Int =
+    math.max(1L, math.min(BatchRows.toLong, BatchBytes / math.max(1, schema.defaultSize))).toInt
 }
