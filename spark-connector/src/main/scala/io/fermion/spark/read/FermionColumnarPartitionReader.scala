@@ -168,13 +168,17 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
               val byName = filterColumns.map { case (n, c) => n -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }.toMap
               RowFilter.select(filter.get, byName.get, ranges)
             } catch { case t: Throwable => vs.foreach(_.close()); throw t }
-          if (!worthCutting(matching)) lateMaterialize = false
+          // Rows scattered all over the stripe save no page and cost a copy each: keep the matches
+          // only when they are rare or come in a few runs (sorted keys, point lookups), and stop
+          // evaluating the filter early for the rest of the split otherwise.
+          val pays = matching.rowCount.toLong * 16 <= rows || (worthCutting(matching) && matching.size <= 64)
+          if (!pays) lateMaterialize = false
           noRowMatches = matching.isEmpty
           reused = if (noRowMatches) Map.empty else present.indices.collect {
             case p if present(p)._1 == 0 && present(p)._3.children.isEmpty && cols.contains(present(p)._2) => p -> vs(cols.indexOf(present(p)._2))
           }.toMap
           vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
-          if (worthCutting(matching)) selection = matching
+          if (pays) selection = matching
         }
         if (noRowMatches) stripesFilteredByRows += 1
         else {
