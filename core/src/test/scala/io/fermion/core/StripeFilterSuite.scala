@@ -103,13 +103,18 @@ class StripeFilterSuite extends AnyFunSuite {
     file
   }
 
-  test("page row ranges never drop a matching row, and decoding only their pages gives the same values (property)") {
-    val rnd = new Random(23)
+  /** 10,000 test rows in stripes of 2,500 rows and pages of 64: `body(rnd, rows, reader, all three columns)`. */
+  private def withPagedFile(seed: Long)(body: (Random, IndexedSeq[Row], io.fermion.core.read.FermionFileReader,
+                                              IndexedSeq[(Int, io.fermion.core.read.ProjectedNode)]) => Unit): Unit = {
+    val rnd = new Random(seed)
     val rows = testRows(rnd, 10000)
-    val file = writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64))
-    val reader = open(file)
-    try {
-      val columns = (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c)))
+    val reader = open(writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64)))
+    try body(rnd, rows, reader, (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c))))
+    finally reader.close()
+  }
+
+  test("page row ranges never drop a matching row, and decoding only their pages gives the same values (property)") {
+    withPagedFile(23) { (rnd, rows, reader, columns) =>
       val full = (0 until reader.numStripes).map(s => reader.readStripeProjected(s, columns, allocator))
       try {
         var selectedTotal = 0L
@@ -156,16 +161,11 @@ class StripeFilterSuite extends AnyFunSuite {
         } finally got.foreach(_.close())
         assert(reader.dataPagesSkipped - before > 50, s"skipped ${reader.dataPagesSkipped - before} pages")
       } finally full.foreach(_.foreach(_.close()))
-    } finally reader.close()
+    }
   }
 
   test("row filter on decoded columns keeps every matching row, and exactly the matching ones for single predicates (property)") {
-    val rnd = new Random(31)
-    val rows = testRows(rnd, 10000)
-    val file = writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64))
-    val reader = open(file)
-    try {
-      val columns = (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c)))
+    withPagedFile(31) { (rnd, rows, reader, columns) =>
       (0 until reader.numStripes).foreach { s =>
         val vs = reader.readStripeProjected(s, columns, allocator)
         try {
@@ -184,7 +184,7 @@ class StripeFilterSuite extends AnyFunSuite {
           }
         } finally vs.foreach(_.close())
       }
-    } finally reader.close()
+    }
   }
 
   test("skipped stripes never hold a matching row; sorted keys skip (property, many filters)") {

@@ -157,10 +157,10 @@ object FermionDatasets {
     val added = StructType(df.schema.fields.drop(1).map(_.copy(nullable = true)))
     SparkTypeMapping.validate(added)
     val addedFields = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(added), base.lastFieldId)
-    val conf = new SerializableHadoopConf(FermionTableSchema.hadoopConf())
+    val conf = SerializableHadoopConf.broadcast()
     // The stripe layout of each fragment's leading file, which the new files must share.
     val layouts: Map[Long, IndexedSeq[Int]] = base.fragments.filter(_.physicalRows > 0).map { f =>
-      val r = io.fermion.core.read.FermionFileReader.open(ds.resolvePath(f.files.head.path), conf.value, io.fermion.core.read.ReaderOptions())
+      val r = io.fermion.core.read.FermionFileReader.open(ds.resolvePath(f.files.head.path), conf.value.value, io.fermion.core.read.ReaderOptions())
       try f.id -> (0 until r.numStripes).map(r.stripes.rowCount) finally r.close()
     }.toMap
     val root = path
@@ -191,8 +191,8 @@ object FermionDatasets {
             val layout = layouts.getOrElse(f, throw new IllegalArgumentException(
               s"a ${RowAddress.Name} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"))
             fragment = f; next = 0L; total = layout.map(_.toLong).sum
-            val (relative, file) = new FermionDataset(new Path(root), conf.value).newDataFile()
-            writer = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value, Some(layout))
+            val (relative, file) = new FermionDataset(new Path(root), conf.value.value).newDataFile()
+            writer = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value.value, Some(layout))
           }
           val offset = RowAddress.row(address).toLong
           if (offset < next) throw new IllegalArgumentException(s"two values for row ${RowAddress.Name} = $address")
@@ -205,7 +205,7 @@ object FermionDatasets {
       } catch {
         case t: Throwable =>
           if (writer != null) writer.abort()
-          val fs = new FermionDataset(new Path(root), conf.value)
+          val fs = new FermionDataset(new Path(root), conf.value.value)
           out.foreach(o => fs.fs.delete(fs.resolvePath(o._2), false))
           throw t
       }

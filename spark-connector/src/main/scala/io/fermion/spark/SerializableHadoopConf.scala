@@ -18,6 +18,7 @@ final class SerializableHadoopConf(@transient var value: Configuration) extends 
 object SerializableHadoopConf {
   /** The session's Hadoop configuration, shipped once per executor instead of with every task
     * (deserialising a Configuration costs milliseconds; as Spark's file sources do). */
-  def broadcast(): org.apache.spark.broadcast.Broadcast[SerializableHadoopConf] =
-    org.apache.spark.sql.SparkSession.active.sparkContext.broadcast(new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+  def broadcast(conf: SerializableHadoopConf = new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
+      : org.apache.spark.broadcast.Broadcast[SerializableHadoopConf] =
+    org.apache.spark.sql.SparkSession.active.sparkContext.broadcast(conf)
 }

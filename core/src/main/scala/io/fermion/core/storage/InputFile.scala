@@ -44,7 +44,7 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
   private val vectored = in.hasCapability(org.apache.hadoop.fs.StreamCapabilities.VECTOREDIO)
 
   override def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {
-    if (!vectored || ranges.size < 1) return super.readRanges(ranges)
+    if (!vectored || ranges.isEmpty) return super.readRanges(ranges)
     ranges.foreach(r => checkRange(r.offset, r.length))
     val fileRanges = ranges.map(r => org.apache.hadoop.fs.FileRange.createFileRange(r.offset, r.length.toInt))
     in.readVectored(java.util.Arrays.asList(fileRanges: _*), (n: Int) => ByteBuffer.allocate(n))

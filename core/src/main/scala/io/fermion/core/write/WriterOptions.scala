@@ -38,6 +38,8 @@ final case class WriterOptions(
     val parts = path.toLowerCase(java.util.Locale.ROOT).split('.')
     val chain = (parts.length to 1 by -1).flatMap(n => byPath.get(parts.take(n).mkString(".")))
     def pick[T](f: ColumnOverrides => Option[T]): Option[T] = chain.iterator.flatMap(f(_)).nextOption()
+    // A bloom filter belongs to one top-level column: its own setting, not an ancestor's.
+    val own = byPath.get(path.toLowerCase(java.util.Locale.ROOT))
     ColumnWriteOptions(
       compression = pick(_.compression).getOrElse(compression),
       compressionLevel = pick(_.compressionLevel).getOrElse(compressionLevel),
@@ -45,10 +47,8 @@ final case class WriterOptions(
       pageSize = pick(_.pageSize).getOrElse(pageSize),
       pageRows = pick(_.pageRows).getOrElse(pageRows),
       pageChecksums = pageChecksums,
-      // A bloom filter belongs to one top-level column: its own setting, not an ancestor's.
-      bloomFilter = byPath.get(path.toLowerCase(java.util.Locale.ROOT)).flatMap(_.bloomFilter)
-        .getOrElse(bloomFilterColumns.contains(path.toLowerCase(java.util.Locale.ROOT))),
-      bloomFilterFpp = byPath.get(path.toLowerCase(java.util.Locale.ROOT)).flatMap(_.bloomFilterFpp).getOrElse(bloomFilterFpp)
+      bloomFilter = own.flatMap(_.bloomFilter).getOrElse(bloomFilterColumns.contains(path.toLowerCase(java.util.Locale.ROOT))),
+      bloomFilterFpp = own.flatMap(_.bloomFilterFpp).getOrElse(bloomFilterFpp)
     )
   }
 

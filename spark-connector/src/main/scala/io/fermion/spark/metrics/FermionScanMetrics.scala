@@ -2,41 +2,20 @@ package io.fermion.spark.metrics
 
 import org.apache.spark.sql.connector.metric.{CustomSumMetric, CustomTaskMetric}
 
-/** Scan metrics shown in the Spark UI and in the plan's metrics. */
-final class StripesReadMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.StripesRead
-  override def description(): String = "Fermion stripes read"
+/** A summed scan metric shown in the Spark UI and in the plan's metrics. Spark instantiates each
+  * metric class by reflection (no-argument constructor), hence one small class per metric. */
+sealed abstract class FermionSumMetric(metricName: String, text: String) extends CustomSumMetric {
+  override def name(): String = metricName
+  override def description(): String = text
 }
 
-final class StripesSkippedMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.StripesSkipped
-  override def description(): String = "Fermion stripes skipped by statistics"
-}
-
-final class BytesReadMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.BytesRead
-  override def description(): String = "Fermion bytes read"
-}
-
-final class MetadataBytesReadMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.MetadataBytesRead
-  override def description(): String = "Fermion metadata bytes read"
-}
-
-final class PagesDecodedMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.PagesDecoded
-  override def description(): String = "Fermion pages decoded"
-}
-
-final class PagesSkippedMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.PagesSkipped
-  override def description(): String = "Fermion pages skipped by statistics"
-}
-
-final class DecodeTimeMetric extends CustomSumMetric {
-  override def name(): String = FermionScanMetrics.DecodeTimeMs
-  override def description(): String = "Fermion page decode time (ms)"
-}
+final class StripesReadMetric extends FermionSumMetric(FermionScanMetrics.StripesRead, "Fermion stripes read")
+final class StripesSkippedMetric extends FermionSumMetric(FermionScanMetrics.StripesSkipped, "Fermion stripes skipped by statistics")
+final class BytesReadMetric extends FermionSumMetric(FermionScanMetrics.BytesRead, "Fermion bytes read")
+final class MetadataBytesReadMetric extends FermionSumMetric(FermionScanMetrics.MetadataBytesRead, "Fermion metadata bytes read")
+final class PagesDecodedMetric extends FermionSumMetric(FermionScanMetrics.PagesDecoded, "Fermion pages decoded")
+final class PagesSkippedMetric extends FermionSumMetric(FermionScanMetrics.PagesSkipped, "Fermion pages skipped by statistics")
+final class DecodeTimeMetric extends FermionSumMetric(FermionScanMetrics.DecodeTimeMs, "Fermion page decode time (ms)")
 
 object FermionScanMetrics {
   val StripesRead = "stripesRead"

@@ -3,9 +3,9 @@ package io.fermion.spark.read
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 
-/** Cuts deleted rows out of a decoded stripe: a new vector holding only the kept rows, in order,
-  * copied value by value (nested values included) through Arrow's transfer pair. Closes the
-  * original. */
+/** Cuts rows out of a decoded stripe (deleted rows, and rows outside a filter's selection): a new
+  * vector holding only the kept rows, in order, copied value by value (nested values included)
+  * through Arrow's transfer pair. Closes the original. */
 object DeletedRows {
   def compact(v: FieldVector, kept: Array[Int], allocator: BufferAllocator): FieldVector = {
     val out = v.getField.createVector(allocator)

@@ -133,7 +133,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     * source file the fetch of its columns, and columns already decoded while filtering. */
   private final class PlannedStripe(val stripe: Int, val selection: RowRanges, val deferred: IndexedSeq[Boolean],
                                     val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)],
-                                    val reused: Map[Int, FieldVector])
+                                    val reused: Map[Int, FieldVector], val deletedRows: Int)
 
   /** The filter's flat columns in the leading file: (name in the filter, column index). */
   private val filterColumns: IndexedSeq[(String, Int)] = filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
@@ -141,7 +141,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
   }
   /** Late materialisation: decode the filter's columns first, evaluate the filter on them, and
     * read the other columns only for the rows that may match. Stops for the rest of the split
-    * after a stripe where most rows matched (the filter is then not selective here). */
+    * after a stripe where keeping the matches did not pay (see [[filterRows]]). */
   private var lateMaterialize = filterColumns.nonEmpty
 
   /** Plans the next stripe with rows left and starts its reads; None at the end of the split. */
@@ -152,53 +152,61 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
       val rows = reader.stripes.rowCount(stripe)
       val ranges = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
       // Cutting rows out costs a copy per value: worth it only when most rows go.
-      def worthCutting(r: RowRanges): Boolean = r.rowCount.toLong * 2 <= rows
+      val pageSelection = if (ranges.rowCount.toLong * 2 <= rows) ranges else null
       if (ranges.isEmpty) stripesRuledOutByPages += 1
+      else if (!lateMaterialize) return Some(plan(stripe, pageSelection, Map.empty))
       else {
-        val pageSelection = if (worthCutting(ranges)) ranges else null
-        var selection = pageSelection
-        var reused = Map.empty[Int, FieldVector]
-        var noRowMatches = false
-        if (lateMaterialize) {
-          val cols = filterColumns.map(_._2).distinct
-          val vs = reader.readStripeProjected(stripe, cols.map(c => c -> ProjectedNode.full(reader.schema.fields(c))), allocator, pageSelection)
-          // Decoded on `pageSelection` (or whole): every selection below lies inside it.
-          val matching =
-            try {
-              val byName = filterColumns.map { case (n, c) => n -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }.toMap
-              RowFilter.select(filter.get, byName.get, ranges)
-            } catch { case t: Throwable => vs.foreach(_.close()); throw t }
-          // Rows scattered all over the stripe save no page and cost a copy each: keep the matches
-          // only when they are rare or come in a few runs (sorted keys, point lookups), and stop
-          // evaluating the filter early for the rest of the split otherwise.
-          val pays = matching.rowCount.toLong * 16 <= rows || (worthCutting(matching) && matching.size <= 64)
-          if (!pays) lateMaterialize = false
-          noRowMatches = matching.isEmpty
-          reused = if (noRowMatches) Map.empty else present.indices.collect {
-            case p if present(p)._1 == 0 && present(p)._3.children.isEmpty && cols.contains(present(p)._2) => p -> vs(cols.indexOf(present(p)._2))
-          }.toMap
-          vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
-          if (pays) selection = matching
-        }
-        if (noRowMatches) stripesFilteredByRows += 1
-        else {
-        val first = stripeFirstRow(stripe)
-        val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
-        // Top-level arrays and maps are read as lengths first, their elements only if touched; once
-        // a query has touched a column's elements, later stripes read that column whole at once.
-        // Rows cut out of whole vectors (deletions, page selection) cannot leave elements deferred.
-        val deferred = present.indices.map { p =>
-          gone == 0 && selection == null && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
-        }
-        val fetches = present.indices.filterNot(reused.contains).groupBy(p => present(p)._1).toIndexedSeq.map { case (src, ps) =>
-          val cols = ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }
-          (ps, sources(src), sources(src).fetch(stripe, cols, selection))
-        }
-        return Some(new PlannedStripe(stripe, selection, deferred, fetches, reused))
-        }
+        val (matching, reused) = filterRows(stripe, ranges, pageSelection)
+        if (matching.isEmpty) stripesFilteredByRows += 1
+        else return Some(plan(stripe, if (matching eq ranges) pageSelection else matching, reused))
       }
     }
     None
+  }
+
+  /** Late materialisation of one stripe: decodes the filter's columns (on `pageSelection`, or
+    * whole) and evaluates the filter on the rows of `ranges`. Returns the rows to keep — `ranges`
+    * itself when cutting the matches out would not pay — and the decoded columns the scan also
+    * reads (the others are closed). */
+  private def filterRows(stripe: Int, ranges: RowRanges, pageSelection: RowRanges): (RowRanges, Map[Int, FieldVector]) = {
+    val rows = reader.stripes.rowCount(stripe)
+    val cols = filterColumns.map(_._2).distinct
+    val vs = reader.readStripeProjected(stripe, cols.map(c => c -> ProjectedNode.full(reader.schema.fields(c))), allocator, pageSelection)
+    val matching =
+      try {
+        val byName = filterColumns.map { case (n, c) => n -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }.toMap
+        RowFilter.select(filter.get, byName.get, ranges)
+      } catch { case t: Throwable => vs.foreach(_.close()); throw t }
+    // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
+    // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
+    // the filter for the rest of the split otherwise.
+    val pays = matching.rowCount.toLong * 16 <= rows || (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
+    if (!pays) lateMaterialize = false
+    // Decoded on `pageSelection` (or whole), which holds every row kept below.
+    val reused = if (matching.isEmpty) Map.empty[Int, FieldVector] else present.indices.collect {
+      case p if present(p)._1 == 0 && present(p)._3.children.isEmpty && cols.contains(present(p)._2) => p -> vs(cols.indexOf(present(p)._2))
+    }.toMap
+    vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
+    (if (pays) matching else ranges, reused)
+  }
+
+  /** Starts the reads of the scan's columns of `stripe` (all but those already decoded), keeping
+    * `selection` (null: every row). */
+  private def plan(stripe: Int, selection: RowRanges, reused: Map[Int, FieldVector]): PlannedStripe = {
+    val rows = reader.stripes.rowCount(stripe)
+    val first = stripeFirstRow(stripe)
+    val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
+    // Top-level arrays and maps are read as lengths first, their elements only if touched; once a
+    // query has touched a column's elements, later stripes read that column whole at once. Rows
+    // cut out of whole vectors (deletions, a selection) cannot leave elements deferred.
+    val deferred = present.indices.map { p =>
+      gone == 0 && selection == null && FermionColumnarPartitionReader.defersElements(present(p)._3) && !elementsUsed.contains(p)
+    }
+    val fetches = present.indices.filterNot(reused.contains).groupBy(p => present(p)._1).toIndexedSeq.map { case (src, ps) =>
+      val cols = ps.map { p => val (_, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node) }
+      (ps, sources(src), sources(src).fetch(stripe, cols, selection))
+    }
+    new PlannedStripe(stripe, selection, deferred, fetches, reused, gone)
   }
 
   def next(): Boolean = {
@@ -222,7 +230,7 @@ final class FileSplitReader private (part: FileSplit, reader: FermionFileReader,
     val keptRows: Array[Int] = {
       val candidates = if (planned.selection == null) null else planned.selection.rows
       deleted match {
-        case Some(d) if d.rangeCardinality(first, first + rows) > 0 =>
+        case Some(d) if planned.deletedRows > 0 =>
           val all = if (candidates == null) Array.range(0, rows) else candidates
           all.filter(i => !d.contains((first + i).toInt))
         case _ => candidates

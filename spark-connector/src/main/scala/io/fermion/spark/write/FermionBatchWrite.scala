@@ -21,7 +21,7 @@ final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: F
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     io.fermion.core.dataset.ManifestPublisher.checkSupported(dataset.fs) // before any task writes
-    new FermionDataWriterFactory(path, schema, fermionSchema, options, conf)
+    new FermionDataWriterFactory(path, schema, fermionSchema, options, SerializableHadoopConf.broadcast(conf))
   }
 
   override def useCommitCoordinator(): Boolean = true
