@@ -12,11 +12,20 @@ ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", 
 
 /** The JDK 17 module openings Spark and Arrow need (the list spark-submit itself passes). */
 val jdk17Opens = Seq(
-  "java.base/java.lang", "java.base/java.lang.invoke", "java.base/java.lang.reflect",
-  "java.base/java.io", "java.base/java.net", "java.base/java.nio", "java.base/java.util",
-  "java.base/java.util.concurrent", "java.base/java.util.concurrent.atomic",
-  "java.base/jdk.internal.ref", "java.base/sun.nio.ch", "java.base/sun.nio.cs",
-  "java.base/sun.security.action", "java.base/sun.util.calendar"
+  "java.base/java.lang",
+  "java.base/java.lang.invoke",
+  "java.base/java.lang.reflect",
+  "java.base/java.io",
+  "java.base/java.net",
+  "java.base/java.nio",
+  "java.base/java.util",
+  "java.base/java.util.concurrent",
+  "java.base/java.util.concurrent.atomic",
+  "java.base/jdk.internal.ref",
+  "java.base/sun.nio.ch",
+  "java.base/sun.nio.cs",
+  "java.base/sun.security.action",
+  "java.base/sun.util.calendar"
 ).map(p => s"--add-opens=$p=ALL-UNNAMED")
 
 lazy val testSettings = Seq(

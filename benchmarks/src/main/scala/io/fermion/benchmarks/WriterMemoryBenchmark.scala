@@ -53,7 +53,8 @@ object WriterMemoryBenchmark {
         case 0 => new ArrowType.Int(64, true)
         case 1 => new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)
         case _ => ArrowType.Utf8.INSTANCE
-      } else if (i % 2 == 0) new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE) else new ArrowType.Int(64, true)
+      }
+      else if (i % 2 == 0) new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE) else new ArrowType.Int(64, true)
       new Field(s"c$i", new FieldType(true, t, null), java.util.Collections.emptyList[Field]())
     }
     val allocator = new RootAllocator(Long.MaxValue)
@@ -62,7 +63,12 @@ object WriterMemoryBenchmark {
     System.gc()
     val pools = ManagementFactory.getMemoryPoolMXBeans.asScala.filter(_.getType == java.lang.management.MemoryType.HEAP)
     pools.foreach(_.resetPeakUsage())
-    val writer = FermionFileWriter.create(new Path(file), new Configuration(), ArrowSchemaMapping.toFermion(root.getSchema), c.options)
+    val writer = FermionFileWriter.create(
+      new Path(file),
+      new Configuration(),
+      ArrowSchemaMapping.toFermion(root.getSchema),
+      c.options
+    )
     var written = 0
     while (written < c.rows) {
       val n = math.min(4096, c.rows - written)
@@ -70,7 +76,8 @@ object WriterMemoryBenchmark {
       root.getFieldVectors.asScala.foreach {
         case v: BigIntVector => (0 until n).foreach(i => v.setSafe(i, written + i + rnd.nextInt(100)))
         case v: Float8Vector => (0 until n).foreach(i => v.setSafe(i, rnd.nextGaussian()))
-        case v: VarCharVector => (0 until n).foreach(i => v.setSafe(i, s"value-${(written + i) % 5000}".getBytes("UTF-8")))
+        case v: VarCharVector =>
+          (0 until n).foreach(i => v.setSafe(i, s"value-${(written + i) % 5000}".getBytes("UTF-8")))
       }
       root.setRowCount(n)
       writer.write(root)
@@ -80,8 +87,13 @@ object WriterMemoryBenchmark {
     val heapPeak = pools.map(_.getPeakUsage.getUsed).sum
     root.close(); allocator.close()
     val stripes = {
-      val r = io.fermion.core.read.FermionFileReader.open(new Path(file), new Configuration(), io.fermion.core.read.ReaderOptions())
-      try r.numStripes finally r.close()
+      val r = io.fermion.core.read.FermionFileReader.open(
+        new Path(file),
+        new Configuration(),
+        io.fermion.core.read.ReaderOptions()
+      )
+      try r.numStripes
+      finally r.close()
     }
     s"| ${c.name} | ${c.rows} | ${c.columns} | ${mb(writer.bytesWritten)} | $stripes | ${mb(writer.peakBufferedBytes)} | ${mb(heapPeak)} |"
   }

@@ -62,12 +62,28 @@ object ArrowTestData {
 
   private def setRandom(v: FieldVector, i: Int, rnd: Random): Unit = v match {
     case b: BitVector => b.setSafe(i, if (rnd.nextBoolean()) 1 else 0)
-    case t: TinyIntVector => t.setSafe(i, pick(rnd, Seq(Byte.MinValue, Byte.MaxValue, 0.toByte), rnd.nextInt(256).toByte))
-    case t: SmallIntVector => t.setSafe(i, pick(rnd, Seq(Short.MinValue, Short.MaxValue, 0.toShort), rnd.nextInt(65536).toShort))
+    case t: TinyIntVector =>
+      t.setSafe(i, pick(rnd, Seq(Byte.MinValue, Byte.MaxValue, 0.toByte), rnd.nextInt(256).toByte))
+    case t: SmallIntVector =>
+      t.setSafe(i, pick(rnd, Seq(Short.MinValue, Short.MaxValue, 0.toShort), rnd.nextInt(65536).toShort))
     case t: IntVector => t.setSafe(i, pick(rnd, Seq(Int.MinValue, Int.MaxValue, 0), rnd.nextInt()))
     case t: BigIntVector => t.setSafe(i, pick(rnd, Seq(Long.MinValue, Long.MaxValue, 0L), rnd.nextLong()))
-    case t: Float4Vector => t.setSafe(i, pick(rnd, Seq(Float.NaN, -0.0f, 0.0f, Float.MinValue, Float.MaxValue, Float.NegativeInfinity), rnd.nextFloat() * 1e6f - 5e5f))
-    case t: Float8Vector => t.setSafe(i, pick(rnd, Seq(Double.NaN, -0.0, 0.0, Double.MinValue, Double.MaxValue, Double.PositiveInfinity), rnd.nextGaussian() * 1e9))
+    case t: Float4Vector => t.setSafe(
+        i,
+        pick(
+          rnd,
+          Seq(Float.NaN, -0.0f, 0.0f, Float.MinValue, Float.MaxValue, Float.NegativeInfinity),
+          rnd.nextFloat() * 1e6f - 5e5f
+        )
+      )
+    case t: Float8Vector => t.setSafe(
+        i,
+        pick(
+          rnd,
+          Seq(Double.NaN, -0.0, 0.0, Double.MinValue, Double.MaxValue, Double.PositiveInfinity),
+          rnd.nextGaussian() * 1e9
+        )
+      )
     case t: VarCharVector =>
       val s = pick(rnd, Seq("", "a" * 5000, "ü€😀"), rnd.alphanumeric.take(rnd.nextInt(20)).mkString)
       t.setSafe(i, s.getBytes(StandardCharsets.UTF_8))
@@ -75,8 +91,10 @@ object ArrowTestData {
       val n = pick(rnd, Seq(0, 3000), rnd.nextInt(16))
       val bytes = new Array[Byte](n); rnd.nextBytes(bytes); t.setSafe(i, bytes)
     case t: DateDayVector => t.setSafe(i, pick(rnd, Seq(-719162, 0, 2932896), rnd.nextInt(40000) - 10000))
-    case t: TimeStampMicroTZVector => t.setSafe(i, pick(rnd, Seq(Long.MinValue / 2, 0L, Long.MaxValue / 2), rnd.nextLong() / 1000))
-    case t: TimeStampMicroVector => t.setSafe(i, pick(rnd, Seq(-62135596800000000L, 0L, 253402300799999999L), rnd.nextLong() / 1000))
+    case t: TimeStampMicroTZVector =>
+      t.setSafe(i, pick(rnd, Seq(Long.MinValue / 2, 0L, Long.MaxValue / 2), rnd.nextLong() / 1000))
+    case t: TimeStampMicroVector =>
+      t.setSafe(i, pick(rnd, Seq(-62135596800000000L, 0L, 253402300799999999L), rnd.nextLong() / 1000))
     case t: DecimalVector =>
       val p = t.getPrecision
       val digits = (1 to p).map(_ => ('0' + rnd.nextInt(10)).toChar).mkString

@@ -21,10 +21,10 @@ class BloomFilterSuite extends AnyFunSuite {
 
   test("XXH64 matches the reference values") {
     def h(s: String) = { val b = s.getBytes(StandardCharsets.UTF_8); XxHash64.hash(b, 0, b.length) }
-    assert(h("") == 0xEF46DB3751D8E999L)
-    assert(h("a") == 0xD24EC4F1A98C6E5BL)
-    assert(h("abc") == 0x44BC2CF5AD770999L)
-    assert(h("Nobody inspects the spammish repetition") == 0xFBCEA83C8A378BF1L)
+    assert(h("") == 0xef46db3751d8e999L)
+    assert(h("a") == 0xd24ec4f1a98c6e5bL)
+    assert(h("abc") == 0x44bc2cf5ad770999L)
+    assert(h("Nobody inspects the spammish repetition") == 0xfbcea83c8a378bf1L)
     val rnd = new Random(1)
     for (_ <- 0 until 1000) {
       val v = rnd.nextLong()
@@ -52,14 +52,23 @@ class BloomFilterSuite extends AnyFunSuite {
     val rnd = new Random(3)
     val keys = IndexedSeq.fill(rows)(rnd.nextLong())
     val names = keys.map(k => s"name-$k")
-    val root = ArrowTestData.randomRoot(Seq(ArrowTestData.field("k", new ArrowType.Int(64, true)), ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)), rows, 4, 0.0)
+    val root = ArrowTestData.randomRoot(
+      Seq(ArrowTestData.field("k", new ArrowType.Int(64, true)), ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)),
+      rows,
+      4,
+      0.0
+    )
     try {
       val k = root.getVector(0).asInstanceOf[BigIntVector]
       val s = root.getVector(1).asInstanceOf[VarCharVector]
       keys.indices.foreach { i => k.set(i, keys(i)); s.setSafe(i, names(i).getBytes(StandardCharsets.UTF_8)) }
       s.setValueCount(rows)
       val file = tempDir("fermion-bloom").resolve("t.fermion")
-      write(file, root, WriterOptions(stripeMaxRows = 1000, bloomFilterColumns = if (bloom) Set("k", "s") else Set.empty))
+      write(
+        file,
+        root,
+        WriterOptions(stripeMaxRows = 1000, bloomFilterColumns = if (bloom) Set("k", "s") else Set.empty)
+      )
       (file, keys, names)
     } finally root.close()
   }
@@ -74,11 +83,19 @@ class BloomFilterSuite extends AnyFunSuite {
         val stripes = matching(FilterExpr.Compare("k", FilterExpr.Eq, FilterValue.Integral(keys(i))))
         assert(stripes.contains(i / 1000), s"the stripe holding row $i must be kept")
         assert(stripes.size <= 2, stripes)
-        assert(matching(FilterExpr.Compare("s", FilterExpr.Eq, FilterValue.Bytes(names(i).getBytes(StandardCharsets.UTF_8)))).contains(i / 1000))
+        assert(matching(FilterExpr.Compare(
+          "s",
+          FilterExpr.Eq,
+          FilterValue.Bytes(names(i).getBytes(StandardCharsets.UTF_8))
+        )).contains(i / 1000))
       }
       val absent = matching(FilterExpr.In("k", IndexedSeq(FilterValue.Integral(1L), FilterValue.Integral(2L))))
       assert(absent.size <= 2, absent)
-      assert(matching(FilterExpr.Compare("s", FilterExpr.Eq, FilterValue.Bytes("nope".getBytes(StandardCharsets.UTF_8)))).size <= 2)
+      assert(matching(FilterExpr.Compare(
+        "s",
+        FilterExpr.Eq,
+        FilterValue.Bytes("nope".getBytes(StandardCharsets.UTF_8))
+      )).size <= 2)
       assert(r.bytesRead > 0)
     } finally r.close()
     val (plain, keys2, _) = writeKeys(bloom = false)
@@ -92,11 +109,12 @@ class BloomFilterSuite extends AnyFunSuite {
   test("a damaged bloom filter is a checksum error, not a skipped stripe") {
     val (file, keys, _) = writeKeys(bloom = true)
     val r = open(file)
-    val (off, len) = try {
-      val m = r.columnMetadata(0).get
-      val s = m.streamTypeIndexOf(StreamType.Data)
-      (m.fullOffset(s, 3) + m.fullLength(s, 3), m.fullBloomLength(s, 3))
-    } finally r.close()
+    val (off, len) =
+      try {
+        val m = r.columnMetadata(0).get
+        val s = m.streamTypeIndexOf(StreamType.Data)
+        (m.fullOffset(s, 3) + m.fullLength(s, 3), m.fullBloomLength(s, 3))
+      } finally r.close()
     assert(len > 36)
     val bytes = Files.readAllBytes(file)
     bytes((off + 5).toInt) = (bytes((off + 5).toInt) ^ 0x40).toByte

@@ -14,7 +14,8 @@ class DamagedFileSuite extends AnyFunSuite {
   private def goodFile(): JPath = {
     val file = tempDir("fermion-damage").resolve("good.fermion")
     val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, 4000, 5, nullRate = 0.2)
-    try write(file, root, WriterOptions(stripeMaxRows = 1000)) finally root.close()
+    try write(file, root, WriterOptions(stripeMaxRows = 1000))
+    finally root.close()
     file
   }
 
@@ -40,7 +41,9 @@ class DamagedFileSuite extends AnyFunSuite {
 
   test("too short and not a Fermion file: InvalidFermionFileException") {
     expectError[InvalidFermionFileException](damaged("short.fermion")(_.take(20)))
-    expectError[InvalidFermionFileException](damaged("garbage.fermion")(b => { val r = new scala.util.Random(1); val g = new Array[Byte](b.length); r.nextBytes(g); g }))
+    expectError[InvalidFermionFileException](damaged("garbage.fermion")(b => {
+      val r = new scala.util.Random(1); val g = new Array[Byte](b.length); r.nextBytes(g); g
+    }))
   }
 
   test("bytes lost from the middle: offsets beyond the end, FermionOffsetOutOfRangeException") {
@@ -50,7 +53,9 @@ class DamagedFileSuite extends AnyFunSuite {
   }
 
   test("a flipped bit in a data page: FermionChecksumException") {
-    val f = damaged("bitflip.fermion")(b => { val c = b.clone(); c(FileLayout.HeaderSize + 200) = (c(FileLayout.HeaderSize + 200) ^ 0x10).toByte; c })
+    val f = damaged("bitflip.fermion")(b => {
+      val c = b.clone(); c(FileLayout.HeaderSize + 200) = (c(FileLayout.HeaderSize + 200) ^ 0x10).toByte; c
+    })
     val e = expectError[FermionChecksumException](f)
     assert(e.getMessage.contains("page"))
   }
@@ -58,7 +63,9 @@ class DamagedFileSuite extends AnyFunSuite {
   test("a flipped bit in the schema: FermionChecksumException on open") {
     val src = goodFile()
     val r = open(src)
-    val schemaAt = try r.footer.schemaOffset.toInt finally r.close()
+    val schemaAt =
+      try r.footer.schemaOffset.toInt
+      finally r.close()
     val f = damaged("schemaflip.fermion")(b => { val c = b.clone(); c(schemaAt + 6) = (c(schemaAt + 6) ^ 1).toByte; c })
     expectError[FermionChecksumException](f)
   }
@@ -70,19 +77,22 @@ class DamagedFileSuite extends AnyFunSuite {
   }
 
   test("a flipped footer setting: FermionChecksumException") {
-    val f = damaged("settings.fermion")(b => { val c = b.clone(); c(c.length - 64 + 28) = (c(c.length - 64 + 28) ^ 1).toByte; c })
+    val f = damaged("settings.fermion")(b => {
+      val c = b.clone(); c(c.length - 64 + 28) = (c(c.length - 64 + 28) ^ 1).toByte; c
+    })
     expectError[FermionChecksumException](f)
   }
 
   test("a damaged CMB fails its own column only, even when all CMBs are loaded eagerly") {
     val src = goodFile()
     val r = open(src)
-    val (cmbAt, good, bad) = try {
-      val cit = r.footer.citOffset
-      // column 3's CMB starts at CIT entry 3
-      val b = java.nio.ByteBuffer.wrap(Files.readAllBytes(src)).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-      (b.getLong(cit.toInt + 3 * 8).toInt, 1, 3)
-    } finally r.close()
+    val (cmbAt, good, bad) =
+      try {
+        val cit = r.footer.citOffset
+        // column 3's CMB starts at CIT entry 3
+        val b = java.nio.ByteBuffer.wrap(Files.readAllBytes(src)).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        (b.getLong(cit.toInt + 3 * 8).toInt, 1, 3)
+      } finally r.close()
     val f = damaged("cmbflip.fermion")(b => { val c = b.clone(); c(cmbAt + 9) = (c(cmbAt + 9) ^ 0x40).toByte; c })
     val eager = io.fermion.core.read.ReaderOptions(cmbEagerLoadThreshold = Long.MaxValue)
     assert(readAll(f, IndexedSeq(good), eager).head.size == 4000)
@@ -98,7 +108,10 @@ class DamagedFileSuite extends AnyFunSuite {
     val b = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
     var at = FileLayout.HeaderSize
     while (b.get(at + 16) != 1) at += 20 + b.getInt(at)
-    val f = damaged("hugepage.fermion")(d => { val c = d.clone(); java.nio.ByteBuffer.wrap(c).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(at + 4, 1900000000); c })
+    val f = damaged("hugepage.fermion")(d => {
+      val c = d.clone(); java.nio.ByteBuffer.wrap(c).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(at + 4, 1900000000);
+      c
+    })
     val e = expectError[InvalidFermionFileException](f)
     assert(e.getMessage.contains("does not hold the 1900000000 bytes"), e.getMessage)
   }

@@ -18,11 +18,24 @@ class DatasetSuite extends AnyFunSuite {
   private val conf = new Configuration()
   private val schema = FermionSchema(IndexedSeq(
     FermionField("id", 1, FermionType.Int64, nullable = false),
-    FermionField("s", 2, FermionType.Struct, nullable = true, IndexedSeq(FermionField("x", 3, FermionType.Utf8, nullable = true)))))
+    FermionField(
+      "s",
+      2,
+      FermionType.Struct,
+      nullable = true,
+      IndexedSeq(FermionField("x", 3, FermionType.Utf8, nullable = true))
+    )
+  ))
 
-  private def newDataset(): FermionDataset = new FermionDataset(new Path(TestFiles.tempDir("fermion-ds").resolve("t").toUri), conf)
+  private def newDataset(): FermionDataset =
+    new FermionDataset(new Path(TestFiles.tempDir("fermion-ds").resolve("t").toUri), conf)
   private def fragment(rows: Long, files: Int = 1): Fragment =
-    Fragment(0, rows, (0 until files).map(i => DataFile(s"data/f-${Random.nextInt()}-$i.fermion", IndexedSeq(1 + i))), None)
+    Fragment(
+      0,
+      rows,
+      (0 until files).map(i => DataFile(s"data/f-${Random.nextInt()}-$i.fermion", IndexedSeq(1 + i))),
+      None
+    )
 
   test("V2 manifest names sort newest first and map back to their versions") {
     val versions = Seq(1L, 2L, 9L, 10L, 11L, 99L, 100L, 123456789L, Long.MaxValue)
@@ -37,15 +50,41 @@ class DatasetSuite extends AnyFunSuite {
     val rnd = new Random(1)
     for (_ <- 0 until 50) {
       val frags = (0 until rnd.nextInt(20)).map { i =>
-        Fragment(i, rnd.nextInt(1000000).toLong, (0 until 1 + rnd.nextInt(3)).map(k => DataFile(s"data/${rnd.nextLong()}.fermion", IndexedSeq.fill(rnd.nextInt(4))(rnd.nextInt(100)))),
+        Fragment(
+          i,
+          rnd.nextInt(1000000).toLong,
+          (0 until 1 + rnd.nextInt(3)).map(k =>
+            DataFile(s"data/${rnd.nextLong()}.fermion", IndexedSeq.fill(rnd.nextInt(4))(rnd.nextInt(100)))
+          ),
           if (rnd.nextBoolean()) Some(DeletionFile(s"_deletions/$i-1-2.bin", 1 + rnd.nextInt(2), 0)) else None,
-          if (rnd.nextBoolean()) Some(rnd.nextLong().abs) else None)
+          if (rnd.nextBoolean()) Some(rnd.nextLong().abs) else None
+        )
       }
-      val m = Manifest(1 + rnd.nextInt(1000), rnd.nextLong(), 1, 1, schema, frags, 99, 1234, "1-x.txn", "append", "t1", Map("a" -> "b", "ü" -> ""))
+      val m = Manifest(
+        1 + rnd.nextInt(1000),
+        rnd.nextLong(),
+        1,
+        1,
+        schema,
+        frags,
+        99,
+        1234,
+        "1-x.txn",
+        "append",
+        "t1",
+        Map("a" -> "b", "ü" -> "")
+      )
       assert(ManifestCodec.decode(ManifestCodec.encode(m), "ds", "m") == m)
-      for (op <- Seq(Operation.Append(schema, frags), Operation.Overwrite(schema, frags), Operation.Delete(frags, Set(3L, 4L), "id > 3"),
-                     Operation.Project(schema, "add column"), Operation.Compact(Set(1L), frags),
-                     Operation.AddColumnFiles(schema, Map(3L -> DataFile("data/x.fermion", IndexedSeq(7, 8))), "add x"))) {
+      for (
+        op <- Seq(
+          Operation.Append(schema, frags),
+          Operation.Overwrite(schema, frags),
+          Operation.Delete(frags, Set(3L, 4L), "id > 3"),
+          Operation.Project(schema, "add column"),
+          Operation.Compact(Set(1L), frags),
+          Operation.AddColumnFiles(schema, Map(3L -> DataFile("data/x.fermion", IndexedSeq(7, 8))), "add x")
+        )
+      ) {
         val t = Transaction(rnd.nextInt(100).toLong, "u", op)
         assert(TransactionCodec.decode(TransactionCodec.encode(t), "ds", "t").contains(t))
       }
@@ -73,7 +112,9 @@ class DatasetSuite extends AnyFunSuite {
     intercept[FermionVersionNotFoundException](ds.versionAsOfTime(v1.timestampMillis - 1))
     intercept[FermionVersionNotFoundException](ds.manifest(4))
     ds.createTag("before-overwrite", 2)
-    assert(ds.resolve(None, None, Some("before-overwrite")).get.version == 2 && ds.tags == Map("before-overwrite" -> 2L))
+    assert(
+      ds.resolve(None, None, Some("before-overwrite")).get.version == 2 && ds.tags == Map("before-overwrite" -> 2L)
+    )
     intercept[IllegalArgumentException](ds.createTag("before-overwrite", 3))
     ds.deleteTag("before-overwrite")
     assert(ds.tags.isEmpty)
@@ -84,9 +125,11 @@ class DatasetSuite extends AnyFunSuite {
     ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(100), fragment(100))))
     val pool = Executors.newFixedThreadPool(8)
     try {
-      val appends = (0 until 24).map(i => pool.submit(new Callable[Manifest] {
-        def call(): Manifest = ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(i + 1))))
-      }))
+      val appends = (0 until 24).map(i =>
+        pool.submit(new Callable[Manifest] {
+          def call(): Manifest = ds.commit(1, Operation.Append(schema, IndexedSeq(fragment(i + 1))))
+        })
+      )
       val results = appends.map(_.get())
       assert(results.map(_.version).toSet.size == 24, "each append got its own version")
       val last = ds.latest().get
@@ -94,11 +137,20 @@ class DatasetSuite extends AnyFunSuite {
       assert(last.rowCount == 200 + (1 to 24).sum)
       // two deletes of the same fragment from the same read version: exactly one wins
       val d = ds.manifest(25).fragments.head
-      val deletes = (0 until 2).map(_ => pool.submit(new Callable[Either[Throwable, Manifest]] {
-        def call(): Either[Throwable, Manifest] =
-          try Right(ds.commit(25, Operation.Delete(IndexedSeq(d.copy(deletion = Some(DeletionFile("_deletions/x.bin", 2, 1)))), Set.empty, "x")))
-          catch { case e: Throwable => Left(e) }
-      })).map(_.get())
+      val deletes = (0 until 2).map(_ =>
+        pool.submit(new Callable[Either[Throwable, Manifest]] {
+          def call(): Either[Throwable, Manifest] =
+            try Right(ds.commit(
+                25,
+                Operation.Delete(
+                  IndexedSeq(d.copy(deletion = Some(DeletionFile("_deletions/x.bin", 2, 1)))),
+                  Set.empty,
+                  "x"
+                )
+              ))
+            catch { case e: Throwable => Left(e) }
+        })
+      ).map(_.get())
       assert(deletes.count(_.isRight) == 1)
       assert(deletes.collect { case Left(e: FermionCommitConflictException) => e }.size == 1, deletes.toString)
       // a delete of another fragment applies over an append committed meanwhile
@@ -124,7 +176,8 @@ class DatasetSuite extends AnyFunSuite {
     for (rows <- Seq(Seq(0, 5, 7), (0 until 5000 by 3), Seq.empty[Int], Seq(Int.MaxValue - 1))) {
       val bitmap = RoaringBitmap.bitmapOf(rows: _*)
       val d = ds.writeDeletionFile(1, 3, bitmap)
-      assert(d.kind == (if (rows.size <= DeletionFiles.ArrowArrayMaxRows) DeletionFile.ArrowArray else DeletionFile.RoaringBitmap))
+      assert(d.kind == (if (rows.size <= DeletionFiles.ArrowArrayMaxRows) DeletionFile.ArrowArray
+                        else DeletionFile.RoaringBitmap))
       assert(d.deletedRows == rows.size && ds.readDeletionFile(d) == bitmap)
     }
   }

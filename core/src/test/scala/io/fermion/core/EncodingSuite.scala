@@ -41,10 +41,19 @@ class EncodingSuite extends AnyFunSuite {
   }
 
   private def floatShapes(rnd: Random): Seq[(String, Array[Long])] = {
-    val specials = Seq(Double.NaN, -0.0, 0.0, Double.PositiveInfinity, Double.NegativeInfinity, Double.MinPositiveValue, Double.MaxValue)
+    val specials = Seq(
+      Double.NaN,
+      -0.0,
+      0.0,
+      Double.PositiveInfinity,
+      Double.NegativeInfinity,
+      Double.MinPositiveValue,
+      Double.MaxValue
+    )
     Seq(
       "doubles with NaN and -0.0" -> Array.fill(2000)(java.lang.Double.doubleToRawLongBits(
-        if (rnd.nextInt(4) == 0) specials(rnd.nextInt(specials.size)) else rnd.nextGaussian())),
+        if (rnd.nextInt(4) == 0) specials(rnd.nextInt(specials.size)) else rnd.nextGaussian()
+      )),
       "rounded prices" -> Array.fill(2000)(java.lang.Double.doubleToRawLongBits((rnd.nextInt(10000) / 100.0)))
     )
   }
@@ -66,14 +75,17 @@ class EncodingSuite extends AnyFunSuite {
     d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Fixed(width), Long.MaxValue)
     val back = java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
     assert(back.sameElements(plain), s"$clue: ${PageEncoding.name(id)} does not round-trip")
-    if (id != PageEncoding.Plain) assert(encoded.length <= plain.length + 32 || set != EncodingSet.All, s"$clue: auto choice larger than plain")
+    if (id != PageEncoding.Plain)
+      assert(encoded.length <= plain.length + 32 || set != EncodingSet.All, s"$clue: auto choice larger than plain")
     id
   }
 
   test("fixed-width values of every width round-trip under every encoding") {
     val rnd = new Random(1)
-    for (width <- Seq(1, 2, 4, 8); (shape, values) <- shapes(width, rnd) ++ (if (width == 8) floatShapes(rnd) else Nil);
-         (name, set) <- choices) {
+    for (
+      width <- Seq(1, 2, 4, 8); (shape, values) <- shapes(width, rnd) ++ (if (width == 8) floatShapes(rnd) else Nil);
+      (name, set) <- choices
+    ) {
       roundTripFixed(plainOf(values, width), values.length, width, set, s"width $width, $shape, $name")
     }
   }
@@ -82,23 +94,39 @@ class EncodingSuite extends AnyFunSuite {
     val rnd = new Random(2)
     val small = Array.fill(4000)(rnd.nextInt(100).toLong)
     val plain = plainOf(small, 4)
-    for (e <- Seq(PageEncoding.BitPack, PageEncoding.For, PageEncoding.Delta, PageEncoding.DeltaFor, PageEncoding.Dictionary, PageEncoding.Rle))
-      assert(roundTripFixed(plain, small.length, 4, EncodingSet(Set(e)), PageEncoding.name(e)) == e, PageEncoding.name(e))
+    for (
+      e <- Seq(
+        PageEncoding.BitPack,
+        PageEncoding.For,
+        PageEncoding.Delta,
+        PageEncoding.DeltaFor,
+        PageEncoding.Dictionary,
+        PageEncoding.Rle
+      )
+    )
+      assert(
+        roundTripFixed(plain, small.length, 4, EncodingSet(Set(e)), PageEncoding.name(e)) == e,
+        PageEncoding.name(e)
+      )
     val same = plainOf(Array.fill(100)(7L), 8)
     assert(roundTripFixed(same, 100, 8, EncodingSet(Set(PageEncoding.Constant)), "constant") == PageEncoding.Constant)
     val negative = plainOf(Array.fill(100)(-5L - rnd.nextInt(3)), 2)
-    assert(roundTripFixed(negative, 100, 2, EncodingSet(Set(PageEncoding.BitPack)), "bitpack of negatives") == PageEncoding.Plain,
-      "bit-packing cannot hold negative values, so the page falls back to PLAIN")
+    assert(
+      roundTripFixed(negative, 100, 2, EncodingSet(Set(PageEncoding.BitPack)), "bitpack of negatives") == PageEncoding.Plain,
+      "bit-packing cannot hold negative values, so the page falls back to PLAIN"
+    )
   }
 
   test("automatic choice picks the lightweight encoding low-entropy data calls for") {
     val rnd = new Random(3)
-    def auto(values: Array[Long], width: Int): Int = roundTripFixed(plainOf(values, width), values.length, width, EncodingSet.All, "auto")
+    def auto(values: Array[Long], width: Int): Int =
+      roundTripFixed(plainOf(values, width), values.length, width, EncodingSet.All, "auto")
     assert(auto(Array.fill(5000)(9L), 8) == PageEncoding.Constant)
     assert(auto(Array.tabulate(5000)(i => 1700000000000000L + i * 1000000L), 8) == PageEncoding.DeltaFor)
     assert(auto(Array.fill(5000)(rnd.nextInt(1000).toLong), 4) == PageEncoding.BitPack)
     assert(auto(Array.fill(5000)(1000000L + rnd.nextInt(1000)), 8) == PageEncoding.For)
-    val d = Array.fill(3)(rnd.nextLong()); assert(auto(Array.fill(5000)(d(rnd.nextInt(3))), 8) == PageEncoding.Dictionary)
+    val d = Array.fill(3)(rnd.nextLong());
+    assert(auto(Array.fill(5000)(d(rnd.nextInt(3))), 8) == PageEncoding.Dictionary)
     assert(auto(Array.fill(5000)(rnd.nextLong()), 8) == PageEncoding.Plain)
   }
 
@@ -119,16 +147,22 @@ class EncodingSuite extends AnyFunSuite {
     val bytes = new Array[Byte]((n + 7) / 8 + 1)
     bits.indices.foreach(i => if (bits(i)) bytes(i >>> 3) = (bytes(i >>> 3) | (1 << (i & 7))).toByte)
     bytes(bytes.length - 1) = -1 // garbage past the page must not leak into it
-    if ((n & 7) != 0) bytes((n - 1) >>> 3) = (bytes((n - 1) >>> 3) | (0xFF << (n & 7))).toByte
+    if ((n & 7) != 0) bytes((n - 1) >>> 3) = (bytes((n - 1) >>> 3) | (0xff << (n & 7))).toByte
     val encoded = new GrowableBytes()
     val id = new PageEncoder().encodeBitmap(bytes, 0, n, set, encoded)
     val d = new PageValueDecoder
     d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Bitmap, Long.MaxValue)
     assert(d.plainLength == (n + 7) / 8, clue)
     bits.indices.foreach { i =>
-      assert(((d.plainArray(d.plainOffset + (i >>> 3)) >> (i & 7)) & 1) == (if (bits(i)) 1 else 0), s"$clue: bit $i under ${PageEncoding.name(id)}")
+      assert(
+        ((d.plainArray(d.plainOffset + (i >>> 3)) >> (i & 7)) & 1) == (if (bits(i)) 1 else 0),
+        s"$clue: bit $i under ${PageEncoding.name(id)}"
+      )
     }
-    if ((n & 7) != 0) assert((d.plainArray(d.plainOffset + ((n - 1) >>> 3)) & (0xFF << (n & 7)) & 0xFF) == 0, s"$clue: bits past the end must be zero")
+    if ((n & 7) != 0) assert(
+      (d.plainArray(d.plainOffset + ((n - 1) >>> 3)) & (0xff << (n & 7)) & 0xff) == 0,
+      s"$clue: bits past the end must be zero"
+    )
     id
   }
 
@@ -148,7 +182,12 @@ class EncodingSuite extends AnyFunSuite {
   }
 
   // ---- variable-width values ----
-  private def roundTripVariable(values: Array[Array[Byte]], valid: Array[Boolean], set: EncodingSet, clue: String): Int = {
+  private def roundTripVariable(
+      values: Array[Array[Byte]],
+      valid: Array[Boolean],
+      set: EncodingSet,
+      clue: String
+  ): Int = {
     val n = values.length
     val lens = Array.tabulate(n)(i => if (valid(i)) values(i).length else 0)
     val starts = lens.scanLeft(5)(_ + _).take(n) // start at 5 to catch offset mistakes
@@ -159,7 +198,10 @@ class EncodingSuite extends AnyFunSuite {
     val d = new PageValueDecoder
     d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Variable, lens.sum.toLong)
     val back = java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
-    assert(back.sameElements(java.util.Arrays.copyOfRange(src, 5, src.length)), s"$clue: ${PageEncoding.name(id)} does not round-trip")
+    assert(
+      back.sameElements(java.util.Arrays.copyOfRange(src, 5, src.length)),
+      s"$clue: ${PageEncoding.name(id)} does not round-trip"
+    )
     id
   }
 
@@ -185,7 +227,9 @@ class EncodingSuite extends AnyFunSuite {
     }
     val repeated = Array.fill(3000)(pool(rnd.nextInt(7)))
     assert(roundTripVariable(repeated, Array.fill(3000)(true), EncodingSet.All, "auto") == PageEncoding.Dictionary)
-    assert(roundTripVariable(Array.fill(50)(pool(0)), Array.fill(50)(true), EncodingSet.All, "auto") == PageEncoding.Constant)
+    assert(
+      roundTripVariable(Array.fill(50)(pool(0)), Array.fill(50)(true), EncodingSet.All, "auto") == PageEncoding.Constant
+    )
   }
 
   test("damaged encoded bodies fail with MalformedPageException, never another error") {
@@ -204,7 +248,9 @@ class EncodingSuite extends AnyFunSuite {
       val damaged = body.clone()
       val cut = if (trial % 4 == 0) rnd.nextInt(damaged.length + 1) else damaged.length
       (0 until 1 + rnd.nextInt(3)).foreach { _ =>
-        if (damaged.nonEmpty) { val i = rnd.nextInt(damaged.length); damaged(i) = (damaged(i) ^ (1 << rnd.nextInt(8))).toByte }
+        if (damaged.nonEmpty) {
+          val i = rnd.nextInt(damaged.length); damaged(i) = (damaged(i) ^ (1 << rnd.nextInt(8))).toByte
+        }
       }
       val d = new PageValueDecoder
       try {
@@ -215,10 +261,26 @@ class EncodingSuite extends AnyFunSuite {
     assert(malformed > 100, s"only $malformed of the damaged bodies were detected")
     // a constant string claiming a billion copies must not allocate them
     val huge = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(1000).putInt(1 << 30).putInt(0).array()
-    intercept[MalformedPageException](new PageValueDecoder().decode(PageEncoding.Constant, huge, 0, 12, 1000, PageValues.Variable, 10000L))
+    intercept[MalformedPageException](new PageValueDecoder().decode(
+      PageEncoding.Constant,
+      huge,
+      0,
+      12,
+      1000,
+      PageValues.Variable,
+      10000L
+    ))
     // no values but a value length: nothing to copy the value into
     val empty = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(0).putInt(4).putInt(0x61616161).array()
-    intercept[MalformedPageException](new PageValueDecoder().decode(PageEncoding.Constant, empty, 0, 12, 5, PageValues.Variable, 10000L))
+    intercept[MalformedPageException](new PageValueDecoder().decode(
+      PageEncoding.Constant,
+      empty,
+      0,
+      12,
+      5,
+      PageValues.Variable,
+      10000L
+    ))
   }
 
   test("bit packing round-trips every width") {

@@ -11,7 +11,13 @@ import org.scalatest.funsuite.AnyFunSuite
 class FileRoundTripSuite extends AnyFunSuite {
   import TestFiles._
 
-  private def roundTrip(rows: Int, seed: Long, options: WriterOptions, nullRate: Double, pool: Int = 0): Map[String, Long] = {
+  private def roundTrip(
+      rows: Int,
+      seed: Long,
+      options: WriterOptions,
+      nullRate: Double,
+      pool: Int = 0
+  ): Map[String, Long] = {
     val dir = tempDir("fermion-rt")
     val file = dir.resolve("t.fermion")
     val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, rows, seed, nullRate, pool)
@@ -36,20 +42,30 @@ class FileRoundTripSuite extends AnyFunSuite {
       val forced = WriterOptions(stripeMaxRows = 700, pageSize = 1024, encodings = EncodingSet(Set(e)))
       val pages = roundTrip(rows = 2500, seed = 20 + e, forced, nullRate = 0.2, pool = pool)
       assert(pages.keySet.subsetOf(Set(PageEncoding.name(e), "plain")), s"forced ${PageEncoding.name(e)} wrote $pages")
-      if (e != PageEncoding.Plain && pool == (if (e == PageEncoding.Constant) 1 else 3)) assert(pages.getOrElse(PageEncoding.name(e), 0L) > 0, s"forced ${PageEncoding.name(e)} never applied: $pages")
+      if (e != PageEncoding.Plain && pool == (if (e == PageEncoding.Constant) 1 else 3))
+        assert(pages.getOrElse(PageEncoding.name(e), 0L) > 0, s"forced ${PageEncoding.name(e)} never applied: $pages")
     }
     val auto = roundTrip(rows = 5000, seed = 30, WriterOptions(pageSize = 4096), nullRate = 0.1, pool = 4)
-    assert(auto.getOrElse("dictionary", 0L) > 0 && auto.getOrElse("plain", 0L) < auto.values.sum, s"automatic choice on low-entropy data: $auto")
+    assert(
+      auto.getOrElse("dictionary", 0L) > 0 && auto.getOrElse("plain", 0L) < auto.values.sum,
+      s"automatic choice on low-entropy data: $auto"
+    )
   }
 
   test("every flat type round-trips with nulls and edge values, many seeds") {
-    for (seed <- 1L to 6L) roundTrip(rows = 3000, seed, WriterOptions(stripeMaxRows = 1000, pageSize = 1024), nullRate = 0.2)
+    for (seed <- 1L to 6L)
+      roundTrip(rows = 3000, seed, WriterOptions(stripeMaxRows = 1000, pageSize = 1024), nullRate = 0.2)
   }
 
   test("single stripe, default options") { roundTrip(rows = 5000, seed = 42, WriterOptions(), nullRate = 0.1) }
 
   test("uncompressed, no checksums, pages cut at odd sizes") {
-    roundTrip(rows = 2049, seed = 7, WriterOptions(compression = PageCodec.None, pageChecksums = false, pageSize = 1500, stripeMaxRows = 777), nullRate = 0.5)
+    roundTrip(
+      rows = 2049,
+      seed = 7,
+      WriterOptions(compression = PageCodec.None, pageChecksums = false, pageSize = 1500, stripeMaxRows = 777),
+      nullRate = 0.5
+    )
   }
 
   test("stripes cut by buffered bytes") {
@@ -66,9 +82,11 @@ class FileRoundTripSuite extends AnyFunSuite {
   test("an all-null column has no CMB; a column without nulls uses USE_DEFAULT validity") {
     val dir = tempDir("fermion-desc")
     val file = dir.resolve("t.fermion")
-    val fields = Seq(ArrowTestData.field("nulls", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)),
-                     ArrowTestData.field("full", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)),
-                     ArrowTestData.field("mixed", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))
+    val fields = Seq(
+      ArrowTestData.field("nulls", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)),
+      ArrowTestData.field("full", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)),
+      ArrowTestData.field("mixed", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true))
+    )
     val root = ArrowTestData.randomRoot(fields, 100, 1, nullRate = 0.0)
     try {
       val nulls = root.getVector(0).asInstanceOf[org.apache.arrow.vector.BigIntVector]
@@ -93,9 +111,12 @@ class FileRoundTripSuite extends AnyFunSuite {
   test("reading a subset of columns loads only their CMBs") {
     val dir = tempDir("fermion-lazy")
     val file = dir.resolve("wide.fermion")
-    val fields = (0 until 400).map(i => ArrowTestData.field(s"c$i", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)))
+    val fields = (0 until 400).map(i =>
+      ArrowTestData.field(s"c$i", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true))
+    )
     val root = ArrowTestData.randomRoot(fields, 2000, 3, nullRate = 0.1)
-    try write(file, root, WriterOptions(stripeMaxRows = 100)) finally root.close()
+    try write(file, root, WriterOptions(stripeMaxRows = 100))
+    finally root.close()
     val opts = read.ReaderOptions(tailPrefetchBytes = 64 << 10, cmbEagerLoadThreshold = 0)
     val r = open(file, opts)
     try {

@@ -16,17 +16,31 @@ object NestedData {
     new Field(name, new FieldType(nullable, t, null), children.asJava)
 
   private val leaves: Seq[ArrowType] = Seq(
-    new ArrowType.Int(64, true), new ArrowType.Int(32, true), ArrowType.Utf8.INSTANCE,
-    new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE), ArrowType.Bool.INSTANCE, new ArrowType.Decimal(20, 3, 128))
+    new ArrowType.Int(64, true),
+    new ArrowType.Int(32, true),
+    ArrowType.Utf8.INSTANCE,
+    new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE),
+    ArrowType.Bool.INSTANCE,
+    new ArrowType.Decimal(20, 3, 128)
+  )
 
   def randomField(rnd: Random, name: String, depth: Int, nullable: Boolean = true): Field =
     if (depth <= 0) f(name, nullable, leaves(rnd.nextInt(leaves.size)))
     else rnd.nextInt(3) match {
-      case 0 => f(name, nullable, ArrowType.Struct.INSTANCE, (0 until 1 + rnd.nextInt(3)).map(i => randomField(rnd, s"f$i", if (i == 0) depth - 1 else rnd.nextInt(depth))))
+      case 0 => f(
+          name,
+          nullable,
+          ArrowType.Struct.INSTANCE,
+          (0 until 1 + rnd.nextInt(3)).map(i => randomField(rnd, s"f$i", if (i == 0) depth - 1 else rnd.nextInt(depth)))
+        )
       case 1 => f(name, nullable, ArrowType.List.INSTANCE, Seq(randomField(rnd, "element", depth - 1)))
       case _ =>
-        val entries = f("entries", nullable = false, ArrowType.Struct.INSTANCE,
-          Seq(f("key", nullable = false, ArrowType.Utf8.INSTANCE), randomField(rnd, "value", depth - 1)))
+        val entries = f(
+          "entries",
+          nullable = false,
+          ArrowType.Struct.INSTANCE,
+          Seq(f("key", nullable = false, ArrowType.Utf8.INSTANCE), randomField(rnd, "value", depth - 1))
+        )
         f(name, nullable, new ArrowType.Map(false), Seq(entries))
     }
 
@@ -60,7 +74,8 @@ object NestedData {
         val entries = m.getDataVector.asInstanceOf[StructVector]
         val flat = values.flatMap(x => if (x == null) Nil else x.asInstanceOf[Seq[(Any, Any)]])
         values.indices.foreach { i =>
-          if (values(i) == null) m.setNull(i) else { m.startNewValue(i); m.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
+          if (values(i) == null) m.setNull(i)
+          else { m.startNewValue(i); m.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
         }
         entries.setInitialCapacity(flat.size); entries.allocateNew()
         flat.indices.foreach(entries.setIndexDefined)
@@ -71,16 +86,34 @@ object NestedData {
         l.setInitialCapacity(n); l.allocateNew()
         val flat = values.flatMap(x => if (x == null) Nil else x.asInstanceOf[Seq[Any]])
         values.indices.foreach { i =>
-          if (values(i) == null) l.setNull(i) else { l.startNewValue(i); l.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
+          if (values(i) == null) l.setNull(i)
+          else { l.startNewValue(i); l.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
         }
         fill(l.getDataVector, flat)
-      case b: BigIntVector => b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Long]))
-      case b: IntVector => b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Int]))
-      case b: Float8Vector => b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Double]))
-      case b: BitVector => b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, if (values(i).asInstanceOf[Boolean]) 1 else 0))
-      case b: DecimalVector => b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[java.math.BigDecimal]))
+      case b: BigIntVector =>
+        b.allocateNew(n);
+        values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Long]))
+      case b: IntVector =>
+        b.allocateNew(n);
+        values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Int]))
+      case b: Float8Vector =>
+        b.allocateNew(n);
+        values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Double]))
+      case b: BitVector =>
+        b.allocateNew(n);
+        values.indices.foreach(i =>
+          if (values(i) == null) b.setNull(i) else b.set(i, if (values(i).asInstanceOf[Boolean]) 1 else 0)
+        )
+      case b: DecimalVector =>
+        b.allocateNew(n);
+        values.indices.foreach(i =>
+          if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[java.math.BigDecimal])
+        )
       case b: VarCharVector =>
-        b.allocateNew(n); values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.setSafe(i, values(i).asInstanceOf[String].getBytes("UTF-8")))
+        b.allocateNew(n);
+        values.indices.foreach(i =>
+          if (values(i) == null) b.setNull(i) else b.setSafe(i, values(i).asInstanceOf[String].getBytes("UTF-8"))
+        )
     }
     v.setValueCount(n)
   }

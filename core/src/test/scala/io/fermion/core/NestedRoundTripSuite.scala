@@ -14,7 +14,12 @@ import org.scalatest.funsuite.AnyFunSuite
 class NestedRoundTripSuite extends AnyFunSuite {
   import TestFiles._
 
-  private def roundTrip(fields: Seq[Field], rows: IndexedSeq[IndexedSeq[Any]], options: WriterOptions, clue: String): Unit = {
+  private def roundTrip(
+      fields: Seq[Field],
+      rows: IndexedSeq[IndexedSeq[Any]],
+      options: WriterOptions,
+      clue: String
+  ): Unit = {
     val file = tempDir("fermion-nested").resolve("n.fermion")
     val root = NestedData.root(fields, rows)
     try {
@@ -33,7 +38,8 @@ class NestedRoundTripSuite extends AnyFunSuite {
       val rnd = new Random(seed)
       val fields = (0 until 1 + rnd.nextInt(3)).map(i => NestedData.randomField(rnd, s"c$i", 1 + rnd.nextInt(4)))
       val nullRate = Seq(0.0, 0.2, 0.6)(seed % 3)
-      val rows = IndexedSeq.fill(50 + rnd.nextInt(400))(fields.map(f => NestedData.randomValue(rnd, f, nullRate)).toIndexedSeq)
+      val rows =
+        IndexedSeq.fill(50 + rnd.nextInt(400))(fields.map(f => NestedData.randomValue(rnd, f, nullRate)).toIndexedSeq)
       roundTrip(fields, rows, WriterOptions(stripeMaxRows = 1 + rnd.nextInt(200), pageSize = 1024), s"seed $seed")
     }
   }
@@ -52,10 +58,18 @@ class NestedRoundTripSuite extends AnyFunSuite {
   private val i64 = new ArrowType.Int(64, true)
   private val str = ArrowType.Utf8.INSTANCE
 
-  test("edge cases: null struct, list of nulls, null list, empty lists, map with null values, empty containers deep down") {
-    val listOfLists = f("ll", true, ArrowType.List.INSTANCE, f("element", true, ArrowType.List.INSTANCE, f("element", true, i64)))
+  test(
+    "edge cases: null struct, list of nulls, null list, empty lists, map with null values, empty containers deep down"
+  ) {
+    val listOfLists =
+      f("ll", true, ArrowType.List.INSTANCE, f("element", true, ArrowType.List.INSTANCE, f("element", true, i64)))
     val struct = f("s", true, ArrowType.Struct.INSTANCE, f("a", true, i64), f("b", true, str))
-    val map = f("m", true, new ArrowType.Map(false), f("entries", false, ArrowType.Struct.INSTANCE, f("key", false, str), f("value", true, i64)))
+    val map = f(
+      "m",
+      true,
+      new ArrowType.Map(false),
+      f("entries", false, ArrowType.Struct.INSTANCE, f("key", false, str), f("value", true, i64))
+    )
     val rows = IndexedSeq(
       IndexedSeq(Seq(Seq(1L, 2L), null, Seq()), Seq(1L, "x"), Seq("a" -> 1L, "b" -> null)),
       IndexedSeq(null, null, null),
@@ -64,7 +78,12 @@ class NestedRoundTripSuite extends AnyFunSuite {
       IndexedSeq(Seq(Seq(), Seq(), Seq()), Seq(3L, null), null)
     )
     roundTrip(Seq(listOfLists, struct, map), rows, WriterOptions(), "edge")
-    roundTrip(Seq(listOfLists, struct, map), (0 until 300).flatMap(_ => rows), WriterOptions(stripeMaxRows = 7, pageSize = 1024), "edge, many stripes")
+    roundTrip(
+      Seq(listOfLists, struct, map),
+      (0 until 300).flatMap(_ => rows),
+      WriterOptions(stripeMaxRows = 7, pageSize = 1024),
+      "edge, many stripes"
+    )
   }
 
   test("list values spanning many pages and stripes") {
@@ -77,27 +96,39 @@ class NestedRoundTripSuite extends AnyFunSuite {
   test("selecting a.b.c reads only the streams on that path") {
     val c = f("c", true, i64)
     val b = f("b", true, ArrowType.Struct.INSTANCE, c, f("other", true, str))
-    val a = f("a", true, ArrowType.Struct.INSTANCE, f("x", true, str), b, f("y", true, ArrowType.List.INSTANCE, f("element", true, i64)))
+    val a = f(
+      "a",
+      true,
+      ArrowType.Struct.INSTANCE,
+      f("x", true, str),
+      b,
+      f("y", true, ArrowType.List.INSTANCE, f("element", true, i64))
+    )
     val rnd = new Random(3)
     val rows = IndexedSeq.fill(3000)(IndexedSeq(NestedData.randomValue(rnd, a, 0.1)))
     val file = tempDir("fermion-prune").resolve("p.fermion")
     val root = NestedData.root(Seq(a), rows)
-    val full = try { write(file, root, WriterOptions()); column(root.getVector(0)) } finally root.close()
+    val full =
+      try { write(file, root, WriterOptions()); column(root.getVector(0)) }
+      finally root.close()
     // Small tail prefetch and no coalescing gap: every byte read is accounted for by the projection.
     val r = open(file, read.ReaderOptions(tailPrefetchBytes = 4096, coalesceGapBytes = 0))
     try {
       val fileField = r.schema.fields(0)
       val wanted = ArrowSchemaMapping.toFermion(new org.apache.arrow.vector.types.pojo.Schema(Seq(
-        f("a", true, ArrowType.Struct.INSTANCE, f("b", true, ArrowType.Struct.INSTANCE, f("c", true, i64)))).asJava)).fields(0)
+        f("a", true, ArrowType.Struct.INSTANCE, f("b", true, ArrowType.Struct.INSTANCE, f("c", true, i64)))
+      ).asJava)).fields(0)
       val node = ProjectedNode.prune(fileField, wanted)
       // a.validity, b.validity, c.validity, c.data out of 3 + 2 + (2 + 3) + (2 + 2) + 1 streams
       assert(node.streams == IndexedSeq(0, 4, 5, 6), node.streams)
       val before = r.bytesRead
       val vs = r.readStripeProjected(0, IndexedSeq(0 -> node), allocator)
-      val pruned = try column(vs.head) finally vs.foreach(_.close())
+      val pruned =
+        try column(vs.head)
+        finally vs.foreach(_.close())
       val readBytes = r.bytesRead - before
       val m = r.columnMetadata(0).get
-      val pathBytes = node.streams.map(s => m.chunkLength(s, 0)).filter(_ < 0xFFFFFFFFL).sum
+      val pathBytes = node.streams.map(s => m.chunkLength(s, 0)).filter(_ < 0xffffffffL).sum
       assert(readBytes <= pathBytes, s"read $readBytes bytes, the path's chunks hold $pathBytes")
       rows.indices.foreach { i =>
         def c(v: AnyRef): Any = Option(v).flatMap(_.asInstanceOf[Map[AnyRef, AnyRef]].get("b")).flatMap(Option(_))
@@ -110,7 +141,10 @@ class NestedRoundTripSuite extends AnyFunSuite {
 
   test("large lists (64-bit offsets) are written as lists and read back with the same values") {
     val field = f("big", true, ArrowType.LargeList.INSTANCE, f("element", true, i64))
-    val root = org.apache.arrow.vector.VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(Seq(field).asJava), allocator)
+    val root = org.apache.arrow.vector.VectorSchemaRoot.create(
+      new org.apache.arrow.vector.types.pojo.Schema(Seq(field).asJava),
+      allocator
+    )
     val file = tempDir("fermion-largelist").resolve("l.fermion")
     val expected = IndexedSeq(IndexedSeq(1L, 2L), null, IndexedSeq(), IndexedSeq(3L, 4L, 5L))
     try {

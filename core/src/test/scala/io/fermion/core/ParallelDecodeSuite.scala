@@ -14,7 +14,11 @@ class ParallelDecodeSuite extends AnyFunSuite {
   private def writeRandom(): java.nio.file.Path = {
     val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, 30000, seed = 41)
     val file = tempDir("fermion-parallel").resolve("f.fermion")
-    try write(file, root, WriterOptions(stripeMaxRows = 10000, pageRows = 1024, compression = io.fermion.core.codec.PageCodec.None))
+    try write(
+        file,
+        root,
+        WriterOptions(stripeMaxRows = 10000, pageRows = 1024, compression = io.fermion.core.codec.PageCodec.None)
+      )
     finally root.close()
     file
   }
@@ -23,7 +27,9 @@ class ParallelDecodeSuite extends AnyFunSuite {
     val counts = new java.util.concurrent.atomic.AtomicIntegerArray(100)
     ParallelDecode.run(100, 4, Long.MaxValue)(i => counts.incrementAndGet(i))
     assert((0 until 100).forall(counts.get(_) == 1))
-    val e = intercept[IllegalStateException](ParallelDecode.run(50, 4, Long.MaxValue)(i => if (i == 17) throw new IllegalStateException("item 17")))
+    val e = intercept[IllegalStateException](ParallelDecode.run(50, 4, Long.MaxValue)(i =>
+      if (i == 17) throw new IllegalStateException("item 17")
+    ))
     assert(e.getMessage == "item 17")
   }
 
@@ -44,8 +50,11 @@ class ParallelDecodeSuite extends AnyFunSuite {
     val at = m.fullOffset(data, 1) + 40
     r.close()
     val bytes = Files.readAllBytes(file)
-    bytes(at.toInt) = (bytes(at.toInt) ^ 0x5A).toByte
+    bytes(at.toInt) = (bytes(at.toInt) ^ 0x5a).toByte
     Files.write(file, bytes)
-    intercept[io.fermion.core.errors.FermionChecksumException](readAll(file, options = ReaderOptions(decodeThreads = 4)))
+    intercept[io.fermion.core.errors.FermionChecksumException](readAll(
+      file,
+      options = ReaderOptions(decodeThreads = 4)
+    ))
   }
 }

@@ -17,8 +17,10 @@ class StatisticsSuite extends AnyFunSuite {
 
   test("chunk min/max over many pages: negative doubles and high-byte strings") {
     val file = tempDir("fermion-stats").resolve("s.fermion")
-    val schema = new Schema(Seq(ArrowTestData.field("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
-                                ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)).asJava)
+    val schema = new Schema(Seq(
+      ArrowTestData.field("x", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+      ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)
+    ).asJava)
     val root = VectorSchemaRoot.create(schema, allocator)
     val rows = 5000
     val xs = (0 until rows).map(i => if (i % 100 == 0) Double.NaN else (i - 2500) * 0.5)
@@ -40,7 +42,9 @@ class StatisticsSuite extends AnyFunSuite {
       assert((x.fullStatsFlags(1, 0) & ValueStats.HasNaN) != 0)
       val s = r.columnMetadata(1).get
       assert(s.fullNumPages(2, 0) > 4)
-      val prefixes = ss.map { v => val b = v.getBytes(StandardCharsets.UTF_8); PageStatistics.prefix(b, 0, b.length) }
+      val prefixes = ss.map { v =>
+        val b = v.getBytes(StandardCharsets.UTF_8); PageStatistics.prefix(b, 0, b.length)
+      }
       assert(s.fullMin(2, 0) == prefixes.reduce((a, b) => if (java.lang.Long.compareUnsigned(a, b) <= 0) a else b))
       assert(s.fullMax(2, 0) == prefixes.reduce((a, b) => if (java.lang.Long.compareUnsigned(a, b) >= 0) a else b))
       // each page's bounds lie within the chunk's
@@ -57,7 +61,11 @@ class StatisticsSuite extends AnyFunSuite {
     val f = ValueStats.HasMinMax | ValueStats.DoubleBits
     assert(ValueStats(f, d(-5), d(-1)).merge(ValueStats(f, d(-10), d(3))) == ValueStats(f, d(-10), d(3)))
     val p = ValueStats.HasMinMax | ValueStats.PrefixBounds
-    assert(ValueStats(p, 0x41L << 56, 0x42L << 56).merge(ValueStats(p, 0xC3L << 56, 0xC4L << 56)) == ValueStats(p, 0x41L << 56, 0xC4L << 56))
+    assert(ValueStats(p, 0x41L << 56, 0x42L << 56).merge(ValueStats(p, 0xc3L << 56, 0xc4L << 56)) == ValueStats(
+      p,
+      0x41L << 56,
+      0xc4L << 56
+    ))
     val i = ValueStats.HasMinMax
     assert(ValueStats(i, -3, 4).merge(ValueStats.None) == ValueStats(i, -3, 4))
     assert(ValueStats(i, -3, 4).merge(ValueStats(i, -9, 2)) == ValueStats(i, -9, 4))

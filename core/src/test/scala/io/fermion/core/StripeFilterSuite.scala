@@ -18,11 +18,13 @@ import org.scalatest.funsuite.AnyFunSuite
 class StripeFilterSuite extends AnyFunSuite {
   import TestFiles._
 
-  private final case class Row(k: java.lang.Long, d: java.lang.Double, s: String)
+  final private case class Row(k: java.lang.Long, d: java.lang.Double, s: String)
 
   private def sqlCompare(op: Op, c: Int): Boolean = op match {
-    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0; case GtEq => c >= 0
+    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
+    case GtEq => c >= 0
   }
+
   /** Spark's order for doubles: NaN above everything, -0.0 == 0.0. */
   private def cmpDouble(a: Double, b: Double): Int =
     if (a.isNaN && b.isNaN) 0 else if (a.isNaN) 1 else if (b.isNaN) -1 else java.lang.Double.compare(a + 0.0, b + 0.0)
@@ -44,10 +46,12 @@ class StripeFilterSuite extends AnyFunSuite {
     case IsNotNull(c) => Some(value(r, c) != null)
     case Compare(c, op, v) => Option(value(r, c)).map(x => sqlCompare(op, compare(x, v)))
     case In(c, vs) => Option(value(r, c)).map(x => vs.exists(v => compare(x, v) == 0))
-    case StartsWith(c, p) => Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).startsWith(p))
+    case StartsWith(c, p) =>
+      Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).startsWith(p))
     case Unknown => None
   }
-  private def value(r: Row, c: String): AnyRef = c match { case "k" => r.k; case "d" => r.d; case "s" => r.s; case _ => null }
+  private def value(r: Row, c: String): AnyRef =
+    c match { case "k" => r.k; case "d" => r.d; case "s" => r.s; case _ => null }
   private def compare(x: AnyRef, v: FilterValue): Int = (x, v) match {
     case (l: java.lang.Long, FilterValue.Integral(y)) => java.lang.Long.compare(l, y)
     case (d: java.lang.Double, FilterValue.Floating(y)) => cmpDouble(d, y)
@@ -58,8 +62,16 @@ class StripeFilterSuite extends AnyFunSuite {
     val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
     def leaf: FilterExpr = rnd.nextInt(9) match {
       case 0 => Compare("k", ops(rnd.nextInt(6)), FilterValue.Integral(rnd.nextInt(12000) - 1000))
-      case 1 => Compare("d", ops(rnd.nextInt(6)), FilterValue.Floating(Seq(Double.NaN, -0.0, 0.0, rnd.nextGaussian() * 100)(rnd.nextInt(4))))
-      case 2 => Compare("s", ops(rnd.nextInt(6)), FilterValue.Bytes(f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes))
+      case 1 => Compare(
+          "d",
+          ops(rnd.nextInt(6)),
+          FilterValue.Floating(Seq(Double.NaN, -0.0, 0.0, rnd.nextGaussian() * 100)(rnd.nextInt(4)))
+        )
+      case 2 => Compare(
+          "s",
+          ops(rnd.nextInt(6)),
+          FilterValue.Bytes(f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
+        )
       case 3 => In("k", IndexedSeq.fill(1 + rnd.nextInt(3))(FilterValue.Integral(rnd.nextInt(11000))))
       case 4 => StartsWith("s", f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
       case 5 => IsNull(Seq("k", "d", "s")(rnd.nextInt(3)))
@@ -77,15 +89,19 @@ class StripeFilterSuite extends AnyFunSuite {
   }
 
   private def testRows(rnd: Random, n: Int): IndexedSeq[Row] = (0 until n).map { i =>
-    Row(if (i % 97 == 0) null else java.lang.Long.valueOf(i),
-        if (i % 13 == 0) Double.NaN else if (i % 89 == 0) null else java.lang.Double.valueOf(rnd.nextGaussian() * 100),
-        if (i % 50 == 0) null else if (i > 9000) "" else f"key-$i%06d")
+    Row(
+      if (i % 97 == 0) null else java.lang.Long.valueOf(i),
+      if (i % 13 == 0) Double.NaN else if (i % 89 == 0) null else java.lang.Double.valueOf(rnd.nextGaussian() * 100),
+      if (i % 50 == 0) null else if (i > 9000) "" else f"key-$i%06d"
+    )
   }
 
   private def writeRows(rows: IndexedSeq[Row], options: WriterOptions): java.nio.file.Path = {
-    val schema = new Schema(Seq(ArrowTestData.field("k", new ArrowType.Int(64, true)),
+    val schema = new Schema(Seq(
+      ArrowTestData.field("k", new ArrowType.Int(64, true)),
       ArrowTestData.field("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
-      ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)).asJava)
+      ArrowTestData.field("s", ArrowType.Utf8.INSTANCE)
+    ).asJava)
     val root = VectorSchemaRoot.create(schema, allocator)
     val file = tempDir("fermion-filter").resolve("f.fermion")
     try {
@@ -104,12 +120,21 @@ class StripeFilterSuite extends AnyFunSuite {
   }
 
   /** 10,000 test rows in stripes of 2,500 rows and pages of 64: `body(rnd, rows, reader, all three columns)`. */
-  private def withPagedFile(seed: Long)(body: (Random, IndexedSeq[Row], io.fermion.core.read.FermionFileReader,
-                                              IndexedSeq[(Int, io.fermion.core.read.ProjectedNode)]) => Unit): Unit = {
+  private def withPagedFile(seed: Long)(body: (
+      Random,
+      IndexedSeq[Row],
+      io.fermion.core.read.FermionFileReader,
+      IndexedSeq[(Int, io.fermion.core.read.ProjectedNode)]
+  ) => Unit): Unit = {
     val rnd = new Random(seed)
     val rows = testRows(rnd, 10000)
     val reader = open(writeRows(rows, WriterOptions(stripeMaxRows = 2500, pageSize = 4096, pageRows = 64)))
-    try body(rnd, rows, reader, (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c))))
+    try body(
+        rnd,
+        rows,
+        reader,
+        (0 until 3).map(c => c -> io.fermion.core.read.ProjectedNode.full(reader.schema.fields(c)))
+      )
     finally reader.close()
   }
 
@@ -128,7 +153,8 @@ class StripeFilterSuite extends AnyFunSuite {
             val ranges = sf.rowRanges(s)
             val kept = ranges.rows.toSet
             (0 until n).foreach { i =>
-              if (!kept.contains(i)) assert(!matches(f, rows(first + i)).contains(true), s"$f dropped row ${first + i}: ${rows(first + i)}")
+              if (!kept.contains(i))
+                assert(!matches(f, rows(first + i)).contains(true), s"$f dropped row ${first + i}: ${rows(first + i)}")
             }
             selectedTotal += kept.size
             possible += n
@@ -144,8 +170,14 @@ class StripeFilterSuite extends AnyFunSuite {
             if (!ranges.isEmpty) {
               val part = reader.readStripeProjected(s, columns, allocator, ranges)
               try ranges.rows.foreach { i =>
-                (0 until 3).foreach(c => assert(java.util.Objects.equals(part(c).getObject(i), full(s)(c).getObject(i)), s"$f stripe $s row $i column $c"))
-              } finally part.foreach(_.close())
+                  (0 until 3).foreach(c =>
+                    assert(
+                      java.util.Objects.equals(part(c).getObject(i), full(s)(c).getObject(i)),
+                      s"$f stripe $s row $i column $c"
+                    )
+                  )
+                }
+              finally part.foreach(_.close())
             }
           }
         }
@@ -164,17 +196,25 @@ class StripeFilterSuite extends AnyFunSuite {
     }
   }
 
-  test("row filter on decoded columns keeps every matching row, and exactly the matching ones for single predicates (property)") {
+  test(
+    "row filter on decoded columns keeps every matching row, and exactly the matching ones for single predicates (property)"
+  ) {
     withPagedFile(31) { (rnd, rows, reader, columns) =>
       (0 until reader.numStripes).foreach { s =>
         val vs = reader.readStripeProjected(s, columns, allocator)
         try {
           val first = reader.stripes.firstRows(s).toInt
           val n = reader.stripes.rowCount(s)
-          val byName = Map("k" -> 0, "d" -> 1, "s" -> 2).map { case (name, c) => name -> (reader.schema.fields(c).dataType, vs(c)) }
+          val byName = Map("k" -> 0, "d" -> 1, "s" -> 2).map { case (name, c) =>
+            name -> (reader.schema.fields(c).dataType, vs(c))
+          }
           for (depth <- Seq(0, 3); _ <- 0 until 60) {
             val f = randomFilter(rnd, depth)
-            val kept = io.fermion.core.read.filter.RowFilter.select(f, byName.get, io.fermion.core.read.RowRanges.all(n)).rows.toSet
+            val kept = io.fermion.core.read.filter.RowFilter.select(
+              f,
+              byName.get,
+              io.fermion.core.read.RowRanges.all(n)
+            ).rows.toSet
             (0 until n).foreach { i =>
               val expected = matches(f, rows(first + i))
               if (expected.contains(true)) assert(kept.contains(i), s"$f dropped row ${first + i}: ${rows(first + i)}")
@@ -193,7 +233,9 @@ class StripeFilterSuite extends AnyFunSuite {
     val file = writeRows(rows, WriterOptions(stripeMaxRows = 250, pageSize = 1024))
     val reader = open(file)
     try {
-      val stripeRows = (0 until reader.numStripes).map(s => rows.slice(reader.stripes.firstRows(s).toInt, reader.stripes.firstRows(s + 1).toInt))
+      val stripeRows = (0 until reader.numStripes).map(s =>
+        rows.slice(reader.stripes.firstRows(s).toInt, reader.stripes.firstRows(s + 1).toInt)
+      )
       var skippedTotal = 0
       for (_ <- 0 until 400) {
         val f = randomFilter(rnd, 3)

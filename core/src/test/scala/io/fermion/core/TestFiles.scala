@@ -31,14 +31,20 @@ object TestFiles {
     FermionFileReader.open(new Path(file.toUri), conf, options)
 
   /** All rows of `columns`, stripe after stripe, as Java objects (Arrow's getObject). */
-  def readAll(file: JPath, columns: IndexedSeq[Int] = null, options: ReaderOptions = ReaderOptions()): IndexedSeq[IndexedSeq[AnyRef]] = {
+  def readAll(
+      file: JPath,
+      columns: IndexedSeq[Int] = null,
+      options: ReaderOptions = ReaderOptions()
+  ): IndexedSeq[IndexedSeq[AnyRef]] = {
     val r = open(file, options)
     try {
       val cols = Option(columns).getOrElse(r.schema.fields.indices)
       val values = cols.map(_ => IndexedSeq.newBuilder[AnyRef])
       for (s <- 0 until r.numStripes) {
         val vs = r.readStripe(s, cols, allocator)
-        try vs.zip(values).foreach { case (v, b) => (0 until v.getValueCount).foreach(i => b += normalize(v.getObject(i))) }
+        try vs.zip(values).foreach { case (v, b) =>
+            (0 until v.getValueCount).foreach(i => b += normalize(v.getObject(i)))
+          }
         finally vs.foreach(_.close())
       }
       values.map(_.result())
@@ -54,7 +60,9 @@ object TestFiles {
     // Bit patterns, so NaN equals NaN and -0.0 differs from 0.0.
     case f: java.lang.Float => ("float", java.lang.Float.floatToRawIntBits(f))
     case d: java.lang.Double => ("double", java.lang.Double.doubleToRawLongBits(d))
-    case m: java.util.Map[_, _] => m.asScala.map { case (k, v) => normalize(k.asInstanceOf[AnyRef]) -> normalize(v.asInstanceOf[AnyRef]) }.toMap
+    case m: java.util.Map[_, _] => m.asScala.map { case (k, v) =>
+        normalize(k.asInstanceOf[AnyRef]) -> normalize(v.asInstanceOf[AnyRef])
+      }.toMap
     case l: java.util.List[_] => l.asScala.map(v => normalize(v.asInstanceOf[AnyRef])).toIndexedSeq
     case other => other
   }

@@ -14,19 +14,31 @@ class WriterOptionsSuite extends AnyFunSuite {
 
   test("column settings inherit from ancestors and the table, the most specific winning") {
     val o = WriterOptions.parse(Map(
-      "compression" -> "none", "encodings" -> "plain,dictionary", "compressionLevel" -> "5",
-      "column.s.compression" -> "zstd", "column.s.inner.encodings" -> "delta_for", "COLUMN.S.Inner.PageSize" -> "4k"))
+      "compression" -> "none",
+      "encodings" -> "plain,dictionary",
+      "compressionLevel" -> "5",
+      "column.s.compression" -> "zstd",
+      "column.s.inner.encodings" -> "delta_for",
+      "COLUMN.S.Inner.PageSize" -> "4k"
+    ))
     val table = o.forColumn("other")
-    assert(table.compression == PageCodec.None && table.compressionLevel == 5 && table.encodings == EncodingSet(Set(PageEncoding.Plain, PageEncoding.Dictionary)))
+    assert(table.compression == PageCodec.None && table.compressionLevel == 5 && table.encodings == EncodingSet(Set(
+      PageEncoding.Plain,
+      PageEncoding.Dictionary
+    )))
     val s = o.forColumn("s")
     assert(s.compression == PageCodec.Zstd && s.encodings == table.encodings)
     val inner = o.forColumn("s.inner.element")
-    assert(inner.compression == PageCodec.Zstd && inner.encodings == EncodingSet(Set(PageEncoding.DeltaFor)) && inner.pageSize == 4096)
+    assert(inner.compression == PageCodec.Zstd && inner.encodings == EncodingSet(Set(PageEncoding.DeltaFor)) && inner
+      .pageSize == 4096)
   }
 
   test("bad values name the option") {
-    def err(opts: (String, String)*): String = intercept[IllegalArgumentException](WriterOptions.parse(opts.toMap)).getMessage
-    assert(err("encodings" -> "zip").contains("'encodings'") && err("encodings" -> "zip").contains("unknown encoding 'zip'"))
+    def err(opts: (String, String)*): String =
+      intercept[IllegalArgumentException](WriterOptions.parse(opts.toMap)).getMessage
+    assert(
+      err("encodings" -> "zip").contains("'encodings'") && err("encodings" -> "zip").contains("unknown encoding 'zip'")
+    )
     assert(err("column.a.compression" -> "lz9").contains("'column.a.compression'"))
     assert(err("column.a.compressionLevel" -> "99").contains("compressionLevel"))
     assert(err("column.a.pageSize" -> "12").contains("pageSize"))
@@ -36,14 +48,18 @@ class WriterOptionsSuite extends AnyFunSuite {
   test("an override naming no column is rejected when the writer opens") {
     val root = ArrowTestData.randomRoot(Seq(ArrowTestData.field("x", new ArrowType.Int(64, true))), 10, 1)
     try {
-      val e = intercept[IllegalArgumentException](write(tempDir("fermion-opt").resolve("t.fermion"), root,
-        WriterOptions(columns = Map("y" -> ColumnOverrides(compression = Some(PageCodec.None))))))
+      val e = intercept[IllegalArgumentException](write(
+        tempDir("fermion-opt").resolve("t.fermion"),
+        root,
+        WriterOptions(columns = Map("y" -> ColumnOverrides(compression = Some(PageCodec.None))))
+      ))
       assert(e.getMessage.contains("column.y") && e.getMessage.contains("x"))
     } finally root.close()
   }
 
   test("per-column encodings and codecs decide what is written, and the file reads back") {
-    val fields = Seq(ArrowTestData.field("a", new ArrowType.Int(64, true)), ArrowTestData.field("b", new ArrowType.Int(64, true)))
+    val fields =
+      Seq(ArrowTestData.field("a", new ArrowType.Int(64, true)), ArrowTestData.field("b", new ArrowType.Int(64, true)))
     val root = ArrowTestData.randomRoot(fields, 4000, 2, nullRate = 0.0, pool = 5)
     try {
       def sizeOf(o: WriterOptions): (Long, Map[String, Long]) = {
@@ -52,11 +68,18 @@ class WriterOptionsSuite extends AnyFunSuite {
         assert(readAll(f) == IndexedSeq(column(root.getVector(0)), column(root.getVector(1))))
         (w.bytesWritten, w.pagesByEncoding)
       }
-      val (plainSize, plainPages) = sizeOf(WriterOptions(encodings = EncodingSet.PlainOnly, compression = PageCodec.None))
+      val (plainSize, plainPages) =
+        sizeOf(WriterOptions(encodings = EncodingSet.PlainOnly, compression = PageCodec.None))
       assert(plainPages.keySet == Set("plain"))
-      val (mixedSize, mixedPages) = sizeOf(WriterOptions(encodings = EncodingSet.PlainOnly, compression = PageCodec.None,
-        columns = Map("b" -> ColumnOverrides(encodings = Some(EncodingSet.All)))))
-      assert(mixedPages.getOrElse("dictionary", 0L) > 0 && mixedSize < plainSize, s"$mixedPages $mixedSize vs $plainSize")
+      val (mixedSize, mixedPages) = sizeOf(WriterOptions(
+        encodings = EncodingSet.PlainOnly,
+        compression = PageCodec.None,
+        columns = Map("b" -> ColumnOverrides(encodings = Some(EncodingSet.All)))
+      ))
+      assert(
+        mixedPages.getOrElse("dictionary", 0L) > 0 && mixedSize < plainSize,
+        s"$mixedPages $mixedSize vs $plainSize"
+      )
       val (autoSize, _) = sizeOf(WriterOptions())
       assert(autoSize < mixedSize)
     } finally root.close()

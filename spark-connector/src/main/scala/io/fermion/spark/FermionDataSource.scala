@@ -37,9 +37,15 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
       .getOrElse(throw new IllegalArgumentException(s"No Fermion data files at '$path' to infer a schema from"))
   }
 
-  override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table = {
+  override def getTable(
+      schema: StructType,
+      partitioning: Array[Transform],
+      properties: util.Map[String, String]
+  ): Table = {
     if (partitioning.nonEmpty)
-      throw new IllegalArgumentException(s"Fermion tables are not partitioned (yet); remove PARTITIONED BY / partitionBy(${partitioning.mkString(", ")})")
+      throw new IllegalArgumentException(
+        s"Fermion tables are not partitioned (yet); remove PARTITIONED BY / partitionBy(${partitioning.mkString(", ")})"
+      )
     val props = properties.asScala.toMap
     SparkTypeMapping.validate(schema)
     val path = FermionOptions.tablePath(props)
@@ -55,7 +61,10 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     FermionOptions.timeTravel(map) match {
       case Some(FermionOptions.AtVersion(v)) => java.util.Optional.of(v.toString)
       case Some(FermionOptions.AtTag(tag)) =>
-        val dataset = new io.fermion.core.dataset.FermionDataset(new org.apache.hadoop.fs.Path(FermionOptions.tablePath(map)), FermionTableSchema.hadoopConf())
+        val dataset = new io.fermion.core.dataset.FermionDataset(
+          new org.apache.hadoop.fs.Path(FermionOptions.tablePath(map)),
+          FermionTableSchema.hadoopConf()
+        )
         java.util.Optional.of(dataset.resolve(None, None, Some(tag)).get.version.toString)
       case _ => java.util.Optional.empty()
     }

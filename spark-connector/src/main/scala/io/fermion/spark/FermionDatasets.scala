@@ -42,11 +42,23 @@ object FermionDatasets {
     val tagsByVersion = ds.tags.groupBy(_._2).map { case (v, ts) => v -> ts.keys.toSeq.sorted }
     val rows = ds.versionNumbers().map { v =>
       val m = ds.manifest(v)
-      Row(v, new java.sql.Timestamp(m.timestampMillis), m.operation, m.fragments.size.toLong, m.rowCount, tagsByVersion.getOrElse(v, Nil))
+      Row(
+        v,
+        new java.sql.Timestamp(m.timestampMillis),
+        m.operation,
+        m.fragments.size.toLong,
+        m.rowCount,
+        tagsByVersion.getOrElse(v, Nil)
+      )
     }
-    val schema = StructType(Seq(StructField("version", LongType, false), StructField("timestamp", TimestampType, false),
-      StructField("operation", StringType, false), StructField("fragments", LongType, false), StructField("rows", LongType, false),
-      StructField("tags", ArrayType(StringType, false), false)))
+    val schema = StructType(Seq(
+      StructField("version", LongType, false),
+      StructField("timestamp", TimestampType, false),
+      StructField("operation", StringType, false),
+      StructField("fragments", LongType, false),
+      StructField("rows", LongType, false),
+      StructField("tags", ArrayType(StringType, false), false)
+    ))
     spark.createDataFrame(java.util.Arrays.asList(rows: _*), schema)
   }
 
@@ -70,9 +82,13 @@ object FermionDatasets {
     // Per task, the matching rows as one bitmap per fragment; the driver merges them.
     val perTask = matching.queryExecution.toRdd.mapPartitions { rows =>
       val byFragment = mutable.HashMap.empty[Long, RoaringBitmap]
-      rows.foreach { r => val a = r.getLong(0); byFragment.getOrElseUpdate(RowAddress.fragment(a), new RoaringBitmap()).add(RowAddress.row(a)) }
+      rows.foreach { r =>
+        val a = r.getLong(0);
+        byFragment.getOrElseUpdate(RowAddress.fragment(a), new RoaringBitmap()).add(RowAddress.row(a))
+      }
       byFragment.iterator.map { case (f, b) =>
-        val out = new java.io.ByteArrayOutputStream(); b.runOptimize(); b.serialize(new java.io.DataOutputStream(out)); (f, out.toByteArray)
+        val out = new java.io.ByteArrayOutputStream(); b.runOptimize(); b.serialize(new java.io.DataOutputStream(out));
+        (f, out.toByteArray)
       }
     }.collect()
     val hits = mutable.HashMap.empty[Long, RoaringBitmap]
@@ -104,9 +120,15 @@ object FermionDatasets {
     SparkTypeMapping.validate(added)
     val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
     added.fields.find(f => existing.contains(f.name.toLowerCase(Locale.ROOT))).foreach { f =>
-      throw new IllegalArgumentException(s"Cannot add column `${f.name}` to the Fermion dataset at '$path': it already has one")
+      throw new IllegalArgumentException(
+        s"Cannot add column `${f.name}` to the Fermion dataset at '$path': it already has one"
+      )
     }
-    val fresh = SchemaIds.assignFrom(base.schema, SparkTypeMapping.toFermion(StructType(added.fields.map(_.copy(nullable = true)))), base.lastFieldId)
+    val fresh = SchemaIds.assignFrom(
+      base.schema,
+      SparkTypeMapping.toFermion(StructType(added.fields.map(_.copy(nullable = true)))),
+      base.lastFieldId
+    )
     val schema = FermionSchema(base.schema.fields ++ fresh.fields)
     ds.commit(base.version, Operation.Project(schema, s"add columns ${added.fieldNames.mkString(", ")}")).version
   }
@@ -115,14 +137,22 @@ object FermionDatasets {
     * written as one new data file per fragment beside the existing ones, which are not rewritten
     * (zero-copy data evolution). Rows deleted by then read the new columns as null. Returns the
     * new version. */
-  def addColumnsFrom(spark: SparkSession, path: String, names: java.util.List[String], expressions: java.util.List[String]): Long = {
+  def addColumnsFrom(
+      spark: SparkSession,
+      path: String,
+      names: java.util.List[String],
+      expressions: java.util.List[String]
+  ): Long = {
     import scala.jdk.CollectionConverters._
     val cols = names.asScala.toIndexedSeq.zip(expressions.asScala.toIndexedSeq)
     require(cols.nonEmpty && names.size == expressions.size, "give one expression per new column")
     val ds = openForChange(path)
     val base = ds.latest().get
     // One partition per data file, rows in file order: what the column files are written from.
-    val df = spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.WholeFilesOption, "true").load(path)
+    val df = spark.read.format("fermion").option("versionAsOf", base.version).option(
+      Compaction.WholeFilesOption,
+      "true"
+    ).load(path)
       .selectExpr((RowAddress.Name +: cols.map { case (n, e) => s"$e AS `${n.replace("`", "``")}`" }): _*)
     writeColumnFiles(spark, path, ds, base, df)
   }
@@ -134,8 +164,12 @@ object FermionDatasets {
     val ds = openForChange(path)
     val base = ds.latest().get
     val addr = values.schema.fields.find(_.name == RowAddress.Name).getOrElse(
-      throw new IllegalArgumentException(s"the DataFrame needs the ${RowAddress.Name} column of the rows it fills (select it when reading the dataset)"))
-    if (addr.dataType != LongType) throw new IllegalArgumentException(s"${RowAddress.Name} must be bigint, got ${addr.dataType.sql}")
+      throw new IllegalArgumentException(
+        s"the DataFrame needs the ${RowAddress.Name} column of the rows it fills (select it when reading the dataset)"
+      )
+    )
+    if (addr.dataType != LongType)
+      throw new IllegalArgumentException(s"${RowAddress.Name} must be bigint, got ${addr.dataType.sql}")
     import org.apache.spark.sql.functions.{col, shiftrightunsigned}
     val others = values.columns.filter(_ != RowAddress.Name).map(c => col(s"`${c.replace("`", "``")}`"))
     val fragments = math.max(1, base.fragments.size)
@@ -148,10 +182,18 @@ object FermionDatasets {
   /** Writes `df` (`_rowaddr` first, then the new columns; rows grouped by fragment and in row
     * order within a partition) as one data file per fragment with the stripes of its leading
     * file, then commits them over `base`. */
-  private def writeColumnFiles(spark: SparkSession, path: String, ds: FermionDataset, base: Manifest, df: DataFrame): Long = {
+  private def writeColumnFiles(
+      spark: SparkSession,
+      path: String,
+      ds: FermionDataset,
+      base: Manifest,
+      df: DataFrame
+  ): Long = {
     val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
     df.columns.drop(1).find(c => existing.contains(c.toLowerCase(Locale.ROOT))).foreach { c =>
-      throw new IllegalArgumentException(s"Cannot add column `$c` to the Fermion dataset at '$path': it already has one")
+      throw new IllegalArgumentException(
+        s"Cannot add column `$c` to the Fermion dataset at '$path': it already has one"
+      )
     }
     if (df.columns.length < 2) throw new IllegalArgumentException("no new columns to add")
     val added = StructType(df.schema.fields.drop(1).map(_.copy(nullable = true)))
@@ -160,65 +202,97 @@ object FermionDatasets {
     val conf = SerializableHadoopConf.broadcast()
     // The stripe layout of each fragment's leading file, which the new files must share.
     val layouts: Map[Long, IndexedSeq[Int]] = base.fragments.filter(_.physicalRows > 0).map { f =>
-      val r = io.fermion.core.read.FermionFileReader.open(ds.resolvePath(f.files.head.path), conf.value.value, io.fermion.core.read.ReaderOptions())
-      try f.id -> (0 until r.numStripes).map(r.stripes.rowCount) finally r.close()
+      val r = io.fermion.core.read.FermionFileReader.open(
+        ds.resolvePath(f.files.head.path),
+        conf.value.value,
+        io.fermion.core.read.ReaderOptions()
+      )
+      try f.id -> (0 until r.numStripes).map(r.stripes.rowCount)
+      finally r.close()
     }.toMap
     val root = path
     val version = base.version
     val types = added.fields.map(_.dataType)
     val sc = spark.sparkContext
     val previous = sc.getLocalProperty("spark.job.description")
-    sc.setJobDescription(s"Fermion: adding ${added.fieldNames.mkString(", ")} to ${base.fragments.size} fragments of $path")
-    val written = try df.queryExecution.toRdd.mapPartitions { rows =>
-      val out = scala.collection.mutable.ArrayBuffer.empty[(Long, String)]
-      val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
-      var writer: io.fermion.spark.write.FermionDataWriter = null
-      var fragment = -1L
-      var next = 0L
-      var total = 0L
-      def finish(): Unit = if (writer != null) {
-        while (next < total) { writer.write(nulls); next += 1 } // rows not given (or deleted) read null
-        out += fragment -> writer.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath
-        writer = null
-      }
-      try {
-        rows.foreach { r =>
-          val address = r.getLong(0)
-          val f = RowAddress.fragment(address)
-          if (f != fragment) {
-            if (out.exists(_._1 == f)) throw new IllegalStateException(s"rows of fragment $f are not grouped together")
-            finish()
-            val layout = layouts.getOrElse(f, throw new IllegalArgumentException(
-              s"a ${RowAddress.Name} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"))
-            fragment = f; next = 0L; total = layout.map(_.toLong).sum
-            val (relative, file) = new FermionDataset(new Path(root), conf.value.value).newDataFile()
-            writer = new io.fermion.spark.write.FermionDataWriter(relative, file, added, addedFields, io.fermion.core.write.WriterOptions(), conf.value.value, Some(layout))
+    sc.setJobDescription(
+      s"Fermion: adding ${added.fieldNames.mkString(", ")} to ${base.fragments.size} fragments of $path"
+    )
+    val written =
+      try df.queryExecution.toRdd.mapPartitions { rows =>
+          val out = scala.collection.mutable.ArrayBuffer.empty[(Long, String)]
+          val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
+          var writer: io.fermion.spark.write.FermionDataWriter = null
+          var fragment = -1L
+          var next = 0L
+          var total = 0L
+          def finish(): Unit = if (writer != null) {
+            while (next < total) { writer.write(nulls); next += 1 } // rows not given (or deleted) read null
+            out += fragment -> writer.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath
+            writer = null
           }
-          val offset = RowAddress.row(address).toLong
-          if (offset < next) throw new IllegalArgumentException(s"two values for row ${RowAddress.Name} = $address")
-          if (offset >= total) throw new IllegalArgumentException(s"${RowAddress.Name} = $address is past the $total rows of fragment $f")
-          while (next < offset) { writer.write(nulls); next += 1 }
-          writer.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i => r.get(i + 1, types(i))).toArray[Any]))
-          next += 1
-        }
-        finish()
-      } catch {
-        case t: Throwable =>
-          if (writer != null) writer.abort()
-          val fs = new FermionDataset(new Path(root), conf.value.value)
-          out.foreach(o => fs.fs.delete(fs.resolvePath(o._2), false))
-          throw t
-      }
-      out.iterator
-    }.collect() finally sc.setJobDescription(previous)
+          try {
+            rows.foreach { r =>
+              val address = r.getLong(0)
+              val f = RowAddress.fragment(address)
+              if (f != fragment) {
+                if (out.exists(_._1 == f))
+                  throw new IllegalStateException(s"rows of fragment $f are not grouped together")
+                finish()
+                val layout = layouts.getOrElse(
+                  f,
+                  throw new IllegalArgumentException(
+                    s"a ${RowAddress.Name} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"
+                  )
+                )
+                fragment = f; next = 0L; total = layout.map(_.toLong).sum
+                val (relative, file) = new FermionDataset(new Path(root), conf.value.value).newDataFile()
+                writer = new io.fermion.spark.write.FermionDataWriter(
+                  relative,
+                  file,
+                  added,
+                  addedFields,
+                  io.fermion.core.write.WriterOptions(),
+                  conf.value.value,
+                  Some(layout)
+                )
+              }
+              val offset = RowAddress.row(address).toLong
+              if (offset < next) throw new IllegalArgumentException(s"two values for row ${RowAddress.Name} = $address")
+              if (offset >= total) throw new IllegalArgumentException(
+                s"${RowAddress.Name} = $address is past the $total rows of fragment $f"
+              )
+              while (next < offset) { writer.write(nulls); next += 1 }
+              writer.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i =>
+                r.get(i + 1, types(i))
+              ).toArray[Any]))
+              next += 1
+            }
+            finish()
+          } catch {
+            case t: Throwable =>
+              if (writer != null) writer.abort()
+              val fs = new FermionDataset(new Path(root), conf.value.value)
+              out.foreach(o => fs.fs.delete(fs.resolvePath(o._2), false))
+              throw t
+          }
+          out.iterator
+        }.collect()
+      finally sc.setJobDescription(previous)
     val ids = addedFields.fields.map(_.fieldId)
     written.groupBy(_._1).find(_._2.length > 1).foreach { case (f, _) =>
       written.foreach(w => ds.fs.delete(ds.resolvePath(w._2), false))
       throw new IllegalStateException(s"the rows of fragment $f reached several tasks; nothing was added")
     }
     val files = written.map { case (f, p) => f -> DataFile(p, ids) }.toMap
-    try ds.commit(base.version, Operation.AddColumnFiles(FermionSchema(base.schema.fields ++ addedFields.fields), files,
-      s"add columns ${added.fieldNames.mkString(", ")}")).version
+    try ds.commit(
+        base.version,
+        Operation.AddColumnFiles(
+          FermionSchema(base.schema.fields ++ addedFields.fields),
+          files,
+          s"add columns ${added.fieldNames.mkString(", ")}"
+        )
+      ).version
     catch { case t: Throwable => written.foreach(w => ds.fs.delete(ds.resolvePath(w._2), false)); throw t }
   }
 
@@ -228,7 +302,9 @@ object FermionDatasets {
     val base = ds.latest().get
     val drop = scala.jdk.CollectionConverters.ListHasAsScala(columns).asScala.map(_.toLowerCase(Locale.ROOT)).toSet
     val missing = drop -- base.schema.fields.map(_.name.toLowerCase(Locale.ROOT))
-    if (missing.nonEmpty) throw new IllegalArgumentException(s"Cannot drop ${missing.mkString(", ")}: no such column in the Fermion dataset at '$path'")
+    if (missing.nonEmpty) throw new IllegalArgumentException(
+      s"Cannot drop ${missing.mkString(", ")}: no such column in the Fermion dataset at '$path'"
+    )
     val kept = base.schema.fields.filterNot(f => drop.contains(f.name.toLowerCase(Locale.ROOT)))
     if (kept.isEmpty) throw new IllegalArgumentException(s"Cannot drop every column of the Fermion dataset at '$path'")
     ds.commit(base.version, Operation.Project(FermionSchema(kept), s"drop columns ${drop.mkString(", ")}")).version
@@ -238,8 +314,11 @@ object FermionDatasets {
   def renameColumn(path: String, from: String, to: String): Long = {
     val ds = openForChange(path)
     val base = ds.latest().get
-    val i = base.schema.indexOf(from).getOrElse(throw new IllegalArgumentException(s"Cannot rename `$from`: no such column in the Fermion dataset at '$path'"))
-    if (base.schema.indexOf(to).exists(_ != i)) throw new IllegalArgumentException(s"Cannot rename `$from` to `$to`: `$to` exists")
+    val i = base.schema.indexOf(from).getOrElse(throw new IllegalArgumentException(
+      s"Cannot rename `$from`: no such column in the Fermion dataset at '$path'"
+    ))
+    if (base.schema.indexOf(to).exists(_ != i))
+      throw new IllegalArgumentException(s"Cannot rename `$from` to `$to`: `$to` exists")
     val fields = base.schema.fields.updated(i, base.schema.fields(i).copy(name = to))
     ds.commit(base.version, Operation.Project(FermionSchema(fields), s"rename column $from to $to")).version
   }
@@ -252,7 +331,9 @@ object FermionDatasets {
     val ds = openForChange(path)
     val base = ds.latest().get
     if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
-      throw new UnsupportedOperationException(s"Compaction of a dataset with stable row ids is not supported yet ('$path')")
+      throw new UnsupportedOperationException(
+        s"Compaction of a dataset with stable row ids is not supported yet ('$path')"
+      )
     val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
     val rows = candidates.map(_.rowCount).sum
     val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
@@ -263,7 +344,9 @@ object FermionDatasets {
     val previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(s"Fermion compaction of ${candidates.size} fragments ($rows rows) into $outputs at $path")
     try {
-      spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.FragmentsOption, ids).load(path)
+      spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.FragmentsOption, ids).load(
+        path
+      )
         .coalesce(outputs)
         .write.format("fermion").mode("append")
         .option(Compaction.FragmentsOption, ids).option(Compaction.ReadVersionOption, base.version.toString)
@@ -279,15 +362,18 @@ object FermionDatasets {
     // Files younger than the retention may belong to a write still in flight: deleting them would
     // break its commit. Like Delta's VACUUM, a short retention must be asked for explicitly.
     if (retainHours < FermionDatasets.MinSafeRetentionHours && !allowShortRetention)
-      throw new IllegalArgumentException(s"retainHours $retainHours is below ${FermionDatasets.MinSafeRetentionHours}: files of writes still running " +
-        "could be removed; pass allowShortRetention when no other writer is active")
+      throw new IllegalArgumentException(
+        s"retainHours $retainHours is below ${FermionDatasets.MinSafeRetentionHours}: files of writes still running " +
+          "could be removed; pass allowShortRetention when no other writer is active"
+      )
     val r = open(path).cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
     (r.versionsRemoved, r.filesRemoved, r.bytesRemoved)
   }
 
   val MinSafeRetentionHours = 1.0
 
-  private[spark] def fieldOf(schema: FermionSchema, name: String): Option[FermionField] = schema.indexOf(name).map(schema.fields)
+  private[spark] def fieldOf(schema: FermionSchema, name: String): Option[FermionField] =
+    schema.indexOf(name).map(schema.fields)
 }
 
 /** Internal options that tie a compaction's read (only the chosen fragments) to its write
@@ -298,7 +384,9 @@ object Compaction {
 
   /** Read option: one input partition per data file, rows in file order. */
   val WholeFilesOption = "__fermionWholeFiles"
-  def wholeFiles(options: Map[String, String]): Boolean = options.exists { case (k, v) => k.equalsIgnoreCase(WholeFilesOption) && v.equalsIgnoreCase("true") }
+  def wholeFiles(options: Map[String, String]): Boolean = options.exists { case (k, v) =>
+    k.equalsIgnoreCase(WholeFilesOption) && v.equalsIgnoreCase("true")
+  }
 
   def fragments(options: Map[String, String]): Option[Set[Long]] =
     options.find(_._1.equalsIgnoreCase(FragmentsOption)).map(_._2.split(",").filter(_.nonEmpty).map(_.toLong).toSet)

@@ -11,15 +11,22 @@ object FermionOptions {
   val Path = "path"
 
   /** Keys Spark itself puts into the option maps of path-based and catalog tables. */
-  private val SparkKeys = Set("path", "paths", "location", "provider", "owner", "external", "is_managed_location", "comment")
+  private val SparkKeys =
+    Set("path", "paths", "location", "provider", "owner", "external", "is_managed_location", "comment")
 
   private def check(kind: String, options: Map[String, String], known: Seq[String]): Unit = {
     val allowed = known.map(_.toLowerCase(Locale.ROOT)).toSet ++ SparkKeys
     val columnSettings = known.exists(_ == WriterOptions.Keys.Compression)
-    def isAllowed(k: String) = allowed.contains(k.toLowerCase(Locale.ROOT)) || k.startsWith("__") || (columnSettings && WriterOptions.Keys.isKnown(k))
+    def isAllowed(k: String) = allowed.contains(k.toLowerCase(Locale.ROOT)) || k.startsWith(
+      "__"
+    ) || (columnSettings && WriterOptions.Keys.isKnown(k))
     options.keys.find(k => !isAllowed(k)).foreach { k =>
-      val perColumn = if (columnSettings) s", and per column ${WriterOptions.Keys.ColumnPrefix}<column>.{${WriterOptions.Keys.ColumnKeys.mkString(",")}}" else ""
-      throw new IllegalArgumentException(s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}$perColumn")
+      val perColumn = if (columnSettings)
+        s", and per column ${WriterOptions.Keys.ColumnPrefix}<column>.{${WriterOptions.Keys.ColumnKeys.mkString(",")}}"
+      else ""
+      throw new IllegalArgumentException(
+        s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}$perColumn"
+      )
     }
   }
 
@@ -38,6 +45,7 @@ object FermionOptions {
   val TimestampAsOf = "timestampAsOf"
   val Tag = "tag"
   val TimeTravelKeys: Seq[String] = Seq(VersionAsOf, TimestampAsOf, Tag)
+
   /** Write option, used when a write creates (or overwrites) a dataset: assign stable row ids. */
   val StableRowIds = "stableRowIds"
 
@@ -55,10 +63,15 @@ object FermionOptions {
   def timeTravel(options: Map[String, String]): Option[TimeTravel] = {
     val lower = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
     val given = TimeTravelKeys.flatMap(k => lower.get(k.toLowerCase(Locale.ROOT)).map(k -> _))
-    if (given.size > 1) throw new IllegalArgumentException(s"Give at most one of ${TimeTravelKeys.mkString(", ")}; got ${given.map(_._1).mkString(", ")}")
+    if (given.size > 1) throw new IllegalArgumentException(
+      s"Give at most one of ${TimeTravelKeys.mkString(", ")}; got ${given.map(_._1).mkString(", ")}"
+    )
     given.headOption.map {
       case (VersionAsOf, v) => AtVersion(v.trim.toLongOption.filter(_ >= 1).getOrElse(
-        throw new IllegalArgumentException(s"Invalid value '$v' for option '$VersionAsOf': expected a version number (1, 2, ...)")))
+          throw new IllegalArgumentException(
+            s"Invalid value '$v' for option '$VersionAsOf': expected a version number (1, 2, ...)"
+          )
+        ))
       case (TimestampAsOf, v) => AtTimestamp(v)
       case (_, v) => AtTag(v)
     }
@@ -80,7 +93,9 @@ object FermionOptions {
     lower.get("path").orElse(lower.get("location")).filter(_.nonEmpty).getOrElse {
       if (lower.contains("paths"))
         throw new IllegalArgumentException("Fermion reads one table path at a time: load(path) with a single path")
-      throw new IllegalArgumentException("A Fermion table needs a path: use load(path)/save(path) or CREATE TABLE ... LOCATION '...'")
+      throw new IllegalArgumentException(
+        "A Fermion table needs a path: use load(path)/save(path) or CREATE TABLE ... LOCATION '...'"
+      )
     }
   }
 }

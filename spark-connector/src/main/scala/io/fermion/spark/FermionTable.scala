@@ -21,8 +21,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * written (the first write defines the table; an append must match it by name and type, checked
   * in [[FermionWriteBuilder]]). Catalog tables keep Spark's by-position INSERT semantics.
   * `_rowaddr` (fragment id << 32 | row offset in the fragment) is a metadata column. */
-final class FermionTable(val path: String, tableSchema: StructType, acceptAnySchema: Boolean, snapshotOf: () => TableSnapshot)
-    extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsDeleteV2 {
+final class FermionTable(
+    val path: String,
+    tableSchema: StructType,
+    acceptAnySchema: Boolean,
+    snapshotOf: () => TableSnapshot
+) extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsDeleteV2 {
 
   lazy val snapshot: TableSnapshot = snapshotOf()
 
@@ -47,12 +51,24 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
       case Some(ids) => snapshot.copy(files = snapshot.files.filter(f => ids.contains(f.fragmentId)))
       case None => snapshot
     }
-    new FermionScanBuilder(scanned, tableSchema, FermionOptions.readerOptions(map), wholeFiles = Compaction.wholeFiles(map))
+    new FermionScanBuilder(
+      scanned,
+      tableSchema,
+      FermionOptions.readerOptions(map),
+      wholeFiles = Compaction.wholeFiles(map)
+    )
   }
 
   override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
     val options = info.options().asScala.toMap
-    new FermionWriteBuilder(path, snapshot, tableSchema, info, FermionOptions.writerOptions(options), checkAppendSchema = acceptAnySchema)
+    new FermionWriteBuilder(
+      path,
+      snapshot,
+      tableSchema,
+      info,
+      FermionOptions.writerOptions(options),
+      checkAppendSchema = acceptAnySchema
+    )
   }
 
   override def canDeleteWhere(predicates: Array[Predicate]): Boolean = true
@@ -66,6 +82,7 @@ final class FermionTable(val path: String, tableSchema: StructType, acceptAnySch
 }
 
 object FermionTable {
+
   /** The table of `snapshot`: its dataset's schema when it has one (it wins over any copy a catalog
     * keeps), else `fallback` (a table not written yet). */
   def of(path: String, snapshot: TableSnapshot, fallback: StructType, acceptAnySchema: Boolean): FermionTable =

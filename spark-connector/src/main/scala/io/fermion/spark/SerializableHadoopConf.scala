@@ -16,6 +16,7 @@ final class SerializableHadoopConf(@transient var value: Configuration) extends 
 }
 
 object SerializableHadoopConf {
+
   /** The session's Hadoop configuration, shipped once per executor instead of with every task
     * (deserialising a Configuration costs milliseconds; as Spark's file sources do). */
   def broadcast(conf: SerializableHadoopConf = new SerializableHadoopConf(FermionTableSchema.hadoopConf()))

@@ -13,12 +13,30 @@ object SparkTypeMapping {
       nextId += 1
       t match {
         case s: StructType =>
-          FermionField(name, id, FermionType.Struct, nullable, s.fields.toIndexedSeq.map(f => node(f.name, s"$path.${f.name}", f.dataType, f.nullable)))
+          FermionField(
+            name,
+            id,
+            FermionType.Struct,
+            nullable,
+            s.fields.toIndexedSeq.map(f => node(f.name, s"$path.${f.name}", f.dataType, f.nullable))
+          )
         case a: ArrayType =>
-          FermionField(name, id, FermionType.List, nullable, IndexedSeq(node("element", s"$path.element", a.elementType, a.containsNull)))
+          FermionField(
+            name,
+            id,
+            FermionType.List,
+            nullable,
+            IndexedSeq(node("element", s"$path.element", a.elementType, a.containsNull))
+          )
         case m: MapType =>
           val key = node("key", s"$path.key", m.keyType, nullable = false)
-          FermionField(name, id, FermionType.Map, nullable, IndexedSeq(key, node("value", s"$path.value", m.valueType, m.valueContainsNull)))
+          FermionField(
+            name,
+            id,
+            FermionType.Map,
+            nullable,
+            IndexedSeq(key, node("value", s"$path.value", m.valueType, m.valueContainsNull))
+          )
         case leaf => FermionField(name, id, leafType(path, leaf), nullable)
       }
     }
@@ -43,7 +61,8 @@ object SparkTypeMapping {
     case TimestampType => FermionType.Timestamp(utcAdjusted = true)
     case TimestampNTZType => FermionType.Timestamp(utcAdjusted = false)
     case d: DecimalType => FermionType.Decimal(d.precision, d.scale)
-    case s: StringType => throw new UnsupportedColumnTypeException(column, s.sql, "only the default UTF8_BINARY collation is supported")
+    case s: StringType =>
+      throw new UnsupportedColumnTypeException(column, s.sql, "only the default UTF8_BINARY collation is supported")
     case other => throw new UnsupportedColumnTypeException(column, other.sql)
   }
 

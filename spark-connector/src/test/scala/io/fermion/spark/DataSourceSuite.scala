@@ -44,7 +44,9 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     df.write.format("fermion").option("stripeRows", "3000").save(f)
     df.write.parquet(p)
     val back = spark.read.format("fermion").load(f)
-    assert(back.schema.fields.map(x => (x.name, x.dataType)).toSeq == df.schema.fields.map(x => (x.name, x.dataType)).toSeq)
+    assert(
+      back.schema.fields.map(x => (x.name, x.dataType)).toSeq == df.schema.fields.map(x => (x.name, x.dataType)).toSeq
+    )
     sameRows(back, spark.read.parquet(p))
     assert(back.where("i32 is null").count() == spark.read.parquet(p).where("i32 is null").count())
   }
@@ -82,25 +84,34 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
       spark.sql("INSERT INTO sql_t VALUES (1, 'a', 1.50), (2, null, null)")
       spark.sql("INSERT INTO sql_t SELECT 3, 'c', 3.25")
       val rows = spark.sql("SELECT id, name, amount FROM sql_t ORDER BY id").collect().toSeq
-      assert(rows == Seq(Row(1, "a", new java.math.BigDecimal("1.50")), Row(2, null, null), Row(3, "c", new java.math.BigDecimal("3.25"))))
+      assert(rows == Seq(
+        Row(1, "a", new java.math.BigDecimal("1.50")),
+        Row(2, null, null),
+        Row(3, "c", new java.math.BigDecimal("3.25"))
+      ))
       assert(spark.read.format("fermion").load(f).count() == 3)
     } finally spark.sql("DROP TABLE sql_t")
   }
 
   test("planning-time errors: unknown option, bad value, unsupported type, missing path") {
     val f = tempPath("fermion")
-    val e1 = intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("compresion", "zstd").save(f))
+    val e1 =
+      intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("compresion", "zstd").save(f))
     assert(e1.getMessage.contains("compresion"))
-    val e2 = intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("pageSize", "huge").save(f))
+    val e2 =
+      intercept[IllegalArgumentException](spark.range(1).write.format("fermion").option("pageSize", "huge").save(f))
     assert(e2.getMessage.contains("pageSize"))
-    val e3 = intercept[IllegalArgumentException](spark.range(1).selectExpr("struct(parse_json('1') as v) as st").write.format("fermion").save(f))
+    val e3 = intercept[IllegalArgumentException](
+      spark.range(1).selectExpr("struct(parse_json('1') as v) as st").write.format("fermion").save(f)
+    )
     assert(e3.getMessage.contains("`st.v`"), e3.getMessage)
     val e3b = intercept[Exception](spark.range(1).selectExpr("make_interval(1) as iv").write.format("fermion").save(f))
     assert(e3b.getMessage.contains("iv") || e3b.getMessage.toLowerCase.contains("interval"), e3b.getMessage)
     val e4 = intercept[Exception](spark.read.format("fermion").load(f + "-missing").collect())
     assert(e4.getMessage.contains("does not exist"), e4.getMessage)
     spark.range(1).write.format("fermion").save(f)
-    val e5 = intercept[IllegalArgumentException](spark.read.format("fermion").option("tailPrefetch", "1").load(f).collect())
+    val e5 =
+      intercept[IllegalArgumentException](spark.read.format("fermion").option("tailPrefetch", "1").load(f).collect())
     assert(e5.getMessage.contains("tailPrefetch"))
     assert(new java.io.File(f + "/_versions").list().count(_.endsWith(".manifest")) == 1)
   }
@@ -110,9 +121,14 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     spark.range(5).toDF("x").write.format("fermion").save(f)
     val before = new java.io.File(f + "/data").list().toSet
     val boom = udf((x: Long) => if (x == 7777) throw new RuntimeException("boom") else x)
-    intercept[Exception](spark.range(0, 10000, 1, 4).select(boom(col("id")).as("x")).write.format("fermion").mode("append").save(f))
+    intercept[Exception](
+      spark.range(0, 10000, 1, 4).select(boom(col("id")).as("x")).write.format("fermion").mode("append").save(f)
+    )
     assert(spark.read.format("fermion").load(f).count() == 5)
-    assert(new java.io.File(f + "/_versions").list().count(_.endsWith(".manifest")) == 1, "the failed job committed no version")
+    assert(
+      new java.io.File(f + "/_versions").list().count(_.endsWith(".manifest")) == 1,
+      "the failed job committed no version"
+    )
     val files = new java.io.File(f + "/data").list().toSeq
     assert(files.toSet == before, s"the failed job's task files were deleted on abort: $files")
   }
@@ -124,7 +140,8 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
       "if(id % 7 = 0, null, sequence(0, id % 4)) as arr",
       "array(array(id), array(), null) as nested_arr",
       "if(id % 3 = 0, map('k', cast(id as double)), map('a', null, 'b', 1.5D)) as m",
-      "array(named_struct('p', id, 'q', 'q')) as arr_of_struct")
+      "array(named_struct('p', id, 'q', 'q')) as arr_of_struct"
+    )
     val f = tempPath("fermion"); val p = tempPath("parquet")
     df.write.format("fermion").option("stripeRows", "500").save(f)
     df.write.parquet(p)
@@ -147,15 +164,26 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     spark.range(0, 200000, 1, 2).selectExpr("id", "cast(id as string) as s", "id % 7 as m")
       .write.format("fermion").option("stripeRows", "5000").save(f)
     def run(filter: String, pushdown: Boolean): (Seq[Long], Long, Long) = {
-      val df = spark.read.format("fermion").option("filterPushdown", pushdown.toString).load(f).where(filter).select("id")
+      val df =
+        spark.read.format("fermion").option("filterPushdown", pushdown.toString).load(f).where(filter).select("id")
       val ids = df.collect().map(_.getLong(0)).toSeq.sorted
       val scan = df.queryExecution.executedPlan.collectFirst {
         case b: org.apache.spark.sql.execution.datasources.v2.BatchScanExec => b
       }.get
       (ids, scan.metrics("stripesSkipped").value, scan.metrics("stripesRead").value)
     }
-    for (filter <- Seq("id = 123456", "id between 1000 and 1999", "id > 190000 or id < 50", "s = '77777'",
-                       "not (id >= 10)", "m = 3 and id < 20000", "id in (5, 150000)", "s like '19999%'")) {
+    for (
+      filter <- Seq(
+        "id = 123456",
+        "id between 1000 and 1999",
+        "id > 190000 or id < 50",
+        "s = '77777'",
+        "not (id >= 10)",
+        "m = 3 and id < 20000",
+        "id in (5, 150000)",
+        "s like '19999%'"
+      )
+    ) {
       val (on, skipped, read) = run(filter, pushdown = true)
       val (off, skippedOff, readOff) = run(filter, pushdown = false)
       assert(on == off, filter)
@@ -176,7 +204,9 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
       val rows = io.fermion.spark.write.FermionDataWriter.batchRowsFor(wide(n))
       assert(rows >= 1 && (rows == 1 || rows.toLong * wide(n).defaultSize <= budget), s"$n columns: $rows rows")
     }
-    assert(io.fermion.spark.write.FermionDataWriter.batchRowsFor(wide(10)) == io.fermion.spark.write.FermionDataWriter.BatchRows)
+    assert(
+      io.fermion.spark.write.FermionDataWriter.batchRowsFor(wide(10)) == io.fermion.spark.write.FermionDataWriter.BatchRows
+    )
     // A table wider than one batch of the default size round-trips.
     val df = spark.range(50).select((0 until 3000).map(i => (col("id") * (i + 1)).cast("double").as(s"c$i")): _*)
     val f = java.nio.file.Files.createTempDirectory("fermion-wide-write").resolve("t").toString

@@ -19,6 +19,7 @@ trait SparkSessionFixture extends BeforeAndAfterAll { self: Suite =>
   def tempPath(prefix: String): String = Files.createTempDirectory(prefix).resolve("t").toString
 
   override def afterAll(): Unit = {
-    try spark.stop() finally super.afterAll()
+    try spark.stop()
+    finally super.afterAll()
   }
 }

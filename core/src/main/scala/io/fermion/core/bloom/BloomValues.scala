@@ -22,10 +22,15 @@ object BloomValues {
   /** The hash of a filter literal compared to a column of type `t`, if the literal can be hashed
     * as the column's values are. */
   def hashOf(t: FermionType, v: FilterValue): Option[Long] = (t, v) match {
-    case (_, FilterValue.Bytes(b)) if t == FermionType.Utf8 || t == FermionType.Binary => Some(XxHash64.hash(b, 0, b.length))
-    case (_, FilterValue.Floating(d)) if isFloating(t) => Some(hashDouble(if (t == FermionType.Float32) d.toFloat.toDouble else d))
-    case (_, FilterValue.Integral(l)) if isFloating(t) => Some(hashDouble(if (t == FermionType.Float32) l.toFloat.toDouble else l.toDouble))
-    case (_, FilterValue.Integral(l)) if supports(t) && !isFloating(t) && t != FermionType.Utf8 && t != FermionType.Binary => Some(XxHash64.hashLong(l))
+    case (_, FilterValue.Bytes(b)) if t == FermionType.Utf8 || t == FermionType.Binary =>
+      Some(XxHash64.hash(b, 0, b.length))
+    case (_, FilterValue.Floating(d)) if isFloating(t) =>
+      Some(hashDouble(if (t == FermionType.Float32) d.toFloat.toDouble else d))
+    case (_, FilterValue.Integral(l)) if isFloating(t) =>
+      Some(hashDouble(if (t == FermionType.Float32) l.toFloat.toDouble else l.toDouble))
+    case (_, FilterValue.Integral(l))
+        if supports(t) && !isFloating(t) && t != FermionType.Utf8 && t != FermionType.Binary =>
+      Some(XxHash64.hashLong(l))
     case _ => None
   }
 }

@@ -38,7 +38,8 @@ final class SplitBlockBloomFilter private (val words: Array[Int]) {
 }
 
 object SplitBlockBloomFilter {
-  private val Salt = Array(0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31)
+  private val Salt =
+    Array(0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31)
   val MinBytes = 32
   val MaxBytes: Int = 16 << 20
 

@@ -37,10 +37,11 @@ object PageCodec {
   }
 
   /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
-  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean = codec match {
-    case Zstd =>
-      val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
-      !ZstdJni.isError(n) && n == expected
-    case _ => false
-  }
+  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean =
+    codec match {
+      case Zstd =>
+        val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
+        !ZstdJni.isError(n) && n == expected
+      case _ => false
+    }
 }

@@ -9,9 +9,15 @@ sealed abstract class FermionDatasetException(val dataset: String, message: Stri
 /** Another writer committed an incompatible change since this one read the dataset (or its
   * transaction file is missing or unknown, which counts as a conflict). Nothing was committed;
   * re-run the operation on the new version. */
-final class FermionCommitConflictException(dataset: String, val readVersion: Long, val conflictingVersion: Long, reason: String)
-    extends FermionDatasetException(dataset,
-      s"FermionCommitConflictException: cannot commit over version $readVersion: version $conflictingVersion $reason")
+final class FermionCommitConflictException(
+    dataset: String,
+    val readVersion: Long,
+    val conflictingVersion: Long,
+    reason: String
+) extends FermionDatasetException(
+      dataset,
+      s"FermionCommitConflictException: cannot commit over version $readVersion: version $conflictingVersion $reason"
+    )
 
 /** A version, timestamp or tag that names no version of the dataset. */
 final class FermionVersionNotFoundException(dataset: String, what: String)

@@ -13,6 +13,7 @@ import org.roaringbitmap.RoaringBitmap
   * offsets of one fragment, as an Arrow IPC file with one non-null uint32 column `row` when few rows
   * are deleted, else as a portable serialised Roaring bitmap. */
 object DeletionFiles {
+
   /** Up to this many rows an Arrow array is written; above, a Roaring bitmap. */
   val ArrowArrayMaxRows = 1024
 
@@ -50,26 +51,29 @@ object DeletionFiles {
 
   def decode(bytes: Array[Byte], kind: Int, dataset: String, file: String): RoaringBitmap =
     try kind match {
-      case DeletionFile.RoaringBitmap =>
-        val b = new RoaringBitmap()
-        b.deserialize(new DataInputStream(new ByteArrayInputStream(bytes)))
-        b
-      case _ =>
-        val allocator = new RootAllocator()
-        try {
-          val reader = new ArrowFileReader(new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
+        case DeletionFile.RoaringBitmap =>
+          val b = new RoaringBitmap()
+          b.deserialize(new DataInputStream(new ByteArrayInputStream(bytes)))
+          b
+        case _ =>
+          val allocator = new RootAllocator()
           try {
-            val b = new RoaringBitmap()
-            while (reader.loadNextBatch()) {
-              val v = reader.getVectorSchemaRoot.getVector(0).asInstanceOf[UInt4Vector]
-              var i = 0
-              while (i < v.getValueCount) { b.add(v.get(i)); i += 1 }
-            }
-            b
-          } finally reader.close()
-        } finally allocator.close()
-    } catch {
+            val reader =
+              new ArrowFileReader(new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
+            try {
+              val b = new RoaringBitmap()
+              while (reader.loadNextBatch()) {
+                val v = reader.getVectorSchemaRoot.getVector(0).asInstanceOf[UInt4Vector]
+                var i = 0
+                while (i < v.getValueCount) { b.add(v.get(i)); i += 1 }
+              }
+              b
+            } finally reader.close()
+          } finally allocator.close()
+      }
+    catch {
       case e: FermionDatasetException => throw e
-      case e: Exception => throw new InvalidFermionDatasetException(dataset, file, s"deletion file does not decode: $e", e)
+      case e: Exception =>
+        throw new InvalidFermionDatasetException(dataset, file, s"deletion file does not decode: $e", e)
     }
 }

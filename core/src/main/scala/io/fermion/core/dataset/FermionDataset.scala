@@ -20,14 +20,17 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 
   private def readAll(p: Path): Array[Byte] = {
     val len = fs.getFileStatus(p).getLen
-    if (len > Int.MaxValue - 16) throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of $len bytes")
+    if (len > Int.MaxValue - 16)
+      throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of $len bytes")
     val in = fs.open(p)
-    try { val b = new Array[Byte](len.toInt); in.readFully(0, b); b } finally in.close()
+    try { val b = new Array[Byte](len.toInt); in.readFully(0, b); b }
+    finally in.close()
   }
 
   private def writeNew(p: Path, bytes: Array[Byte]): Unit = {
     val out = fs.create(p, false)
-    try { out.write(bytes); out.hsync() } finally out.close()
+    try { out.write(bytes); out.hsync() }
+    finally out.close()
   }
 
   /** Committed version numbers, ascending (one listing of `_versions/`). */
@@ -42,9 +45,14 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 
   def manifest(version: Long): Manifest = {
     val p = DatasetLayout.manifest(root, version)
-    val bytes = try readAll(p) catch {
-      case _: FileNotFoundException => throw new FermionVersionNotFoundException(name, s"version $version does not exist (versions: ${describe(versionNumbers())})")
-    }
+    val bytes =
+      try readAll(p)
+      catch {
+        case _: FileNotFoundException => throw new FermionVersionNotFoundException(
+            name,
+            s"version $version does not exist (versions: ${describe(versionNumbers())})"
+          )
+      }
     val m = ManifestCodec.decode(bytes, name, s"${DatasetLayout.VersionsDir}/${p.getName}")
     if (m.version != version) throw new InvalidFermionDatasetException(name, p.getName, s"holds version ${m.version}")
     m
@@ -52,7 +60,8 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 
   def latest(): Option[Manifest] = latestVersion().map(manifest)
 
-  private def describe(vs: Seq[Long]): String = if (vs.isEmpty) "none" else if (vs.size == 1) vs.head.toString else s"${vs.head} to ${vs.last}"
+  private def describe(vs: Seq[Long]): String =
+    if (vs.isEmpty) "none" else if (vs.size == 1) vs.head.toString else s"${vs.head} to ${vs.last}"
 
   /** The newest version committed at or before `timestampMillis`. */
   def versionAsOfTime(timestampMillis: Long): Manifest = {
@@ -62,11 +71,15 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     while (lo <= hi) {
       val mid = (lo + hi) >>> 1
       val m = manifest(vs(mid))
-      if (m.timestampMillis <= timestampMillis) { found = Some(m); lo = mid + 1 } else hi = mid - 1
+      if (m.timestampMillis <= timestampMillis) { found = Some(m); lo = mid + 1 }
+      else hi = mid - 1
     }
-    found.getOrElse(throw new FermionVersionNotFoundException(name,
+    found.getOrElse(throw new FermionVersionNotFoundException(
+      name,
       s"no version was committed at or before ${java.time.Instant.ofEpochMilli(timestampMillis)}" +
-        vs.headOption.map(v => s" (the first, $v, at ${java.time.Instant.ofEpochMilli(manifest(v).timestampMillis)})").getOrElse("")))
+        vs.headOption.map(v => s" (the first, $v, at ${java.time.Instant.ofEpochMilli(manifest(v).timestampMillis)})")
+          .getOrElse("")
+    ))
   }
 
   /** The manifest a read asks for: a version, a time, a tag, or the latest. */
@@ -74,7 +87,13 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     (version, timestampMillis, tag) match {
       case (Some(v), None, None) => Some(manifest(v))
       case (None, Some(t), None) => Some(versionAsOfTime(t))
-      case (None, None, Some(t)) => Some(manifest(tags.getOrElse(t, throw new FermionVersionNotFoundException(name, s"no tag '$t' (tags: ${tags.keys.toSeq.sorted.mkString(", ")})"))))
+      case (None, None, Some(t)) => Some(manifest(tags.getOrElse(
+          t,
+          throw new FermionVersionNotFoundException(
+            name,
+            s"no tag '$t' (tags: ${tags.keys.toSeq.sorted.mkString(", ")})"
+          )
+        )))
       case (None, None, None) => latest()
       case _ => throw new IllegalArgumentException("give at most one of versionAsOf, timestampAsOf and tag")
     }
@@ -84,21 +103,28 @@ final class FermionDataset(val root: Path, conf: Configuration) {
   def tags: Map[String, Long] = {
     val dir = DatasetLayout.tags(root)
     try fs.listStatus(dir).iterator.filter(_.isFile).map { s =>
-      s.getPath.getName -> new String(readAll(s.getPath), StandardCharsets.UTF_8).trim.toLong
-    }.toMap
+        s.getPath.getName -> new String(readAll(s.getPath), StandardCharsets.UTF_8).trim.toLong
+      }.toMap
     catch { case _: FileNotFoundException => Map.empty }
   }
 
   def createTag(tag: String, version: Long): Unit = {
-    require(tag.matches("[A-Za-z0-9._-]+") && !tag.startsWith("."), s"tag '$tag' must be letters, digits, '.', '_' or '-'")
+    require(
+      tag.matches("[A-Za-z0-9._-]+") && !tag.startsWith("."),
+      s"tag '$tag' must be letters, digits, '.', '_' or '-'"
+    )
     manifest(version) // must exist
     val p = new Path(DatasetLayout.tags(root), tag)
     try writeNew(p, version.toString.getBytes(StandardCharsets.UTF_8))
-    catch { case e: IOException if fs.exists(p) => throw new IllegalArgumentException(s"tag '$tag' already exists (version ${tags(tag)})", e) }
+    catch {
+      case e: IOException if fs.exists(p) =>
+        throw new IllegalArgumentException(s"tag '$tag' already exists (version ${tags(tag)})", e)
+    }
   }
 
   def deleteTag(tag: String): Unit =
-    if (!fs.delete(new Path(DatasetLayout.tags(root), tag), false)) throw new FermionVersionNotFoundException(name, s"no tag '$tag'")
+    if (!fs.delete(new Path(DatasetLayout.tags(root), tag), false))
+      throw new FermionVersionNotFoundException(name, s"no tag '$tag'")
 
   // ---- files ----
 
@@ -112,44 +138,67 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 
   def writeDeletionFile(fragmentId: Long, readVersion: Long, rows: RoaringBitmap): DeletionFile = {
     val kind = DeletionFiles.kindFor(rows)
-    val rel = s"${DatasetLayout.DeletionsDir}/$fragmentId-$readVersion-${java.lang.Long.toUnsignedString(new java.util.Random().nextLong())}.${DeletionFiles.extension(kind)}"
+    val rel =
+      s"${DatasetLayout.DeletionsDir}/$fragmentId-$readVersion-${java.lang.Long.toUnsignedString(new java.util.Random().nextLong())}.${DeletionFiles.extension(kind)}"
     writeNew(new Path(root, rel), DeletionFiles.encode(rows, kind))
     DeletionFile(rel, kind, rows.getLongCardinality)
   }
 
-  def readDeletionFile(d: DeletionFile): RoaringBitmap = DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path)
+  def readDeletionFile(d: DeletionFile): RoaringBitmap =
+    DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path)
 
   // ---- commits ----
 
   /** Commits `op` as the version after `readVersion` (0: the dataset did not exist), retrying over
     * versions committed meanwhile while their transactions are compatible. Returns the new manifest. */
-  def commit(readVersion: Long, op: Operation, config: Map[String, String] = Map.empty, maxAttempts: Int = 50): Manifest = {
+  def commit(
+      readVersion: Long,
+      op: Operation,
+      config: Map[String, String] = Map.empty,
+      maxAttempts: Int = 50
+  ): Manifest = {
     val uuid = UUID.randomUUID().toString
     val txnName = s"$readVersion-$uuid.txn"
     fs.mkdirs(DatasetLayout.transactions(root))
     fs.mkdirs(DatasetLayout.versions(root))
-    writeNew(new Path(DatasetLayout.transactions(root), txnName), TransactionCodec.encode(Transaction(readVersion, uuid, op)))
+    writeNew(
+      new Path(DatasetLayout.transactions(root), txnName),
+      TransactionCodec.encode(Transaction(readVersion, uuid, op))
+    )
     val readSchema = if (readVersion > 0) Some(manifest(readVersion).schema) else None
     var checked = readVersion
     var attempt = 0
     while (attempt < maxAttempts) {
       attempt += 1
       val latestNow = latestVersion().getOrElse(0L)
-      if (latestNow < readVersion) throw new FermionVersionNotFoundException(name, s"read version $readVersion is newer than the latest, $latestNow")
+      if (latestNow < readVersion) throw new FermionVersionNotFoundException(
+        name,
+        s"read version $readVersion is newer than the latest, $latestNow"
+      )
       var v = checked + 1
       while (v <= latestNow) { checkCompatible(readVersion, op, v, readSchema); v += 1 }
       checked = latestNow
       val base = if (latestNow == 0) FermionDataset.emptyManifest else manifest(latestNow)
       if ((base.writerFeatures & ~Manifest.KnownWriterFeatures) != 0)
-        throw new InvalidFermionDatasetException(name, DatasetLayout.manifestName(base.version),
-          f"version ${base.version} needs writer features 0x${base.writerFeatures & ~Manifest.KnownWriterFeatures}%x this version of Fermion does not know; upgrade it to write")
+        throw new InvalidFermionDatasetException(
+          name,
+          DatasetLayout.manifestName(base.version),
+          f"version ${base.version} needs writer features 0x${base.writerFeatures & ~Manifest.KnownWriterFeatures}%x this version of Fermion does not know; upgrade it to write"
+        )
       val next = FermionDataset.nextManifest(base, op, txnName, config)
       val tmp = new Path(DatasetLayout.versions(root), s".tmp-$uuid-$attempt")
       writeNew(tmp, ManifestCodec.encode(next))
       if (ManifestPublisher.publishIfAbsent(fs, tmp, DatasetLayout.manifest(root, next.version))) return next
-      Thread.sleep(math.min(200L, 2L << math.min(attempt, 6)) + scala.util.Random.nextInt(10)) // lost the race: back off a little
+      Thread.sleep(
+        math.min(200L, 2L << math.min(attempt, 6)) + scala.util.Random.nextInt(10)
+      ) // lost the race: back off a little
     }
-    throw new FermionCommitConflictException(name, readVersion, checked, s"and later: gave up after $maxAttempts attempts under contention")
+    throw new FermionCommitConflictException(
+      name,
+      readVersion,
+      checked,
+      s"and later: gave up after $maxAttempts attempts under contention"
+    )
   }
 
   // ---- cleanup ----
@@ -164,7 +213,8 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     val tagged = tags.values.toSet
     val latestV = all.last
     val manifests = all.map(v => v -> manifest(v)).toMap
-    val (gone, kept) = all.partition(v => v != latestV && !tagged.contains(v) && manifests(v).timestampMillis < cutoffMillis)
+    val (gone, kept) =
+      all.partition(v => v != latestV && !tagged.contains(v) && manifests(v).timestampMillis < cutoffMillis)
     gone.foreach(v => fs.delete(DatasetLayout.manifest(root, v), false))
     val referenced = kept.flatMap { v =>
       val m = manifests(v)
@@ -173,31 +223,45 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     var files = 0
     var bytes = 0L
     for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
-      val statuses = try fs.listStatus(new Path(root, dir)).toSeq catch { case _: FileNotFoundException => Nil }
-      statuses.filter(s => s.isFile && s.getModificationTime < cutoffMillis && !referenced.contains(s.getPath.toUri.getPath)).foreach { s =>
+      val statuses =
+        try fs.listStatus(new Path(root, dir)).toSeq
+        catch { case _: FileNotFoundException => Nil }
+      statuses.filter(s =>
+        s.isFile && s.getModificationTime < cutoffMillis && !referenced.contains(s.getPath.toUri.getPath)
+      ).foreach { s =>
         if (fs.delete(s.getPath, false)) { files += 1; bytes += s.getLen }
       }
     }
     // Leftovers of publish attempts that crashed between writing and linking.
-    try fs.listStatus(DatasetLayout.versions(root)).filter(s => s.getPath.getName.startsWith(".tmp-") && s.getModificationTime < cutoffMillis)
-      .foreach(s => fs.delete(s.getPath, false))
+    try fs.listStatus(DatasetLayout.versions(root)).filter(s =>
+        s.getPath.getName.startsWith(".tmp-") && s.getModificationTime < cutoffMillis
+      )
+        .foreach(s => fs.delete(s.getPath, false))
     catch { case _: FileNotFoundException => }
     CleanupResult(gone.size, files, bytes)
   }
 
   /** Whether `op` may still be applied after `version` committed. */
-  private def checkCompatible(readVersion: Long, op: Operation, version: Long, readSchema: Option[FermionSchema]): Unit = {
+  private def checkCompatible(
+      readVersion: Long,
+      op: Operation,
+      version: Long,
+      readSchema: Option[FermionSchema]
+  ): Unit = {
     val m = manifest(version)
     def conflict(reason: String) = throw new FermionCommitConflictException(name, readVersion, version, reason)
     if (m.transactionFile.isEmpty) conflict("has no transaction file")
     val p = new Path(DatasetLayout.transactions(root), m.transactionFile)
-    val txn = try TransactionCodec.decode(readAll(p), name, m.transactionFile)
+    val txn =
+      try TransactionCodec.decode(readAll(p), name, m.transactionFile)
       catch { case _: FileNotFoundException => conflict(s"lost its transaction file ${m.transactionFile}") }
-    val other = txn.getOrElse(conflict(s"has a transaction this version of Fermion does not know (${m.operation})")).operation
+    val other =
+      txn.getOrElse(conflict(s"has a transaction this version of Fermion does not know (${m.operation})")).operation
     op.conflictsWith(other).foreach(conflict)
     // Two writers creating the dataset at once: the loser's data must fit the winner's schema.
     (op, readSchema) match {
-      case (a: Operation.Append, None) if !FermionDataset.sameShape(a.schema, m.schema) => conflict("created the dataset with another schema")
+      case (a: Operation.Append, None) if !FermionDataset.sameShape(a.schema, m.schema) =>
+        conflict("created the dataset with another schema")
       case _ =>
     }
   }
@@ -215,12 +279,16 @@ object FermionDataset {
     val mergedConfig = base.config ++ chosen
     val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
     if (rowIds && op.isInstanceOf[Operation.Compact])
-      throw new UnsupportedOperationException("compaction of a dataset with stable row ids is not supported yet (it would have to carry each row's id)")
+      throw new UnsupportedOperationException(
+        "compaction of a dataset with stable row ids is not supported yet (it would have to carry each row's id)"
+      )
     val applied0 = op.apply(base)
     // Stable row ids: new fragments take the next ids in row order; ids are never reused.
     var nextRowId = base.nextRowId
-    val applied = if (!rowIds) applied0 else applied0.copy(fragments = applied0.fragments.map { f =>
-      if (f.rowIdStart.nonEmpty) f else { val start = nextRowId; nextRowId += f.physicalRows; f.copy(rowIdStart = Some(start)) }
+    val applied = if (!rowIds) applied0
+    else applied0.copy(fragments = applied0.fragments.map { f =>
+      if (f.rowIdStart.nonEmpty) f
+      else { val start = nextRowId; nextRowId += f.physicalRows; f.copy(rowIdStart = Some(start)) }
     })
     val fragmentIds = applied.fragments.map(_.id)
     val deletions = applied.fragments.exists(_.deletion.nonEmpty)
@@ -235,7 +303,11 @@ object FermionDataset {
       transactionFile = txnName,
       operation = op.name,
       tag = "",
-      config = mergedConfig.updated(Manifest.LastFieldIdConfig, math.max(base.lastFieldId, SchemaIds.maxId(applied.schema)).toString))
+      config = mergedConfig.updated(
+        Manifest.LastFieldIdConfig,
+        math.max(base.lastFieldId, SchemaIds.maxId(applied.schema)).toString
+      )
+    )
   }
 
   /** Same names, types and field ids at every level (nullability may differ). */

@@ -19,6 +19,7 @@ final case class Manifest(
     config: Map[String, String] = Map.empty
 ) {
   def rowCount: Long = fragments.iterator.map(_.rowCount).sum
+
   /** The largest field id this dataset ever used (dropped fields included): new fields take ids
     * after it, so a new column never reads a dropped column's data left in old files. */
   def lastFieldId: Int =
@@ -26,20 +27,28 @@ final case class Manifest(
 }
 
 object Manifest {
+
   /** Reader feature flag: some fragments have deletion files. */
   val FeatureDeletionFiles: Long = 1L
+
   /** Reader and writer feature flag: fragments carry stable row ids. */
   val FeatureStableRowIds: Long = 2L
   val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
   val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
+
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"
 }
 
 /** A set of rows stored as one or more data files side by side (each holding some of the fields,
   * all with the same rows in the same order), minus the rows of its deletion file. */
-final case class Fragment(id: Long, physicalRows: Long, files: IndexedSeq[DataFile], deletion: Option[DeletionFile],
-                          rowIdStart: Option[Long] = None) {
+final case class Fragment(
+    id: Long,
+    physicalRows: Long,
+    files: IndexedSeq[DataFile],
+    deletion: Option[DeletionFile],
+    rowIdStart: Option[Long] = None
+) {
   def rowCount: Long = physicalRows - deletion.map(_.deletedRows).getOrElse(0L)
 }
 

@@ -51,19 +51,39 @@ object ManifestCodec {
     val ts = r.i64("timestamp")
     val readerFeatures = r.i64("reader features")
     val writerFeatures = r.i64("writer features")
-    r.check((readerFeatures & ~Manifest.KnownReaderFeatures) == 0,
-      f"the dataset needs reader features 0x${readerFeatures & ~Manifest.KnownReaderFeatures}%x this version of Fermion does not know; upgrade it")
+    r.check(
+      (readerFeatures & ~Manifest.KnownReaderFeatures) == 0,
+      f"the dataset needs reader features 0x${readerFeatures & ~Manifest.KnownReaderFeatures}%x this version of Fermion does not know; upgrade it"
+    )
     val maxFragmentId = r.i64("max fragment id")
     val nextRowId = r.i64("next row id")
     val txn = r.string("transaction file")
     val op = r.string("operation")
     val tag = r.string("tag")
-    val config = (0 until r.count("config entries", 8)).map(_ => r.string("config key") -> r.string("config value")).toMap
-    val schema = try SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
-      catch { case e: RuntimeException => throw new InvalidFermionDatasetException(dataset, file, s"schema does not decode: ${e.getMessage}", e) }
+    val config =
+      (0 until r.count("config entries", 8)).map(_ => r.string("config key") -> r.string("config value")).toMap
+    val schema =
+      try SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
+      catch {
+        case e: RuntimeException =>
+          throw new InvalidFermionDatasetException(dataset, file, s"schema does not decode: ${e.getMessage}", e)
+      }
     val fragments = readFragments(r)
     if (minor <= Minor) r.done() // a newer minor version may append fields this reader skips
-    Manifest(version, ts, readerFeatures, writerFeatures, schema, fragments, maxFragmentId, nextRowId, txn, op, tag, config)
+    Manifest(
+      version,
+      ts,
+      readerFeatures,
+      writerFeatures,
+      schema,
+      fragments,
+      maxFragmentId,
+      nextRowId,
+      txn,
+      op,
+      tag,
+      config
+    )
   }
 
   def readFragments(r: MetadataReader): IndexedSeq[Fragment] =

@@ -35,21 +35,32 @@ final class MetadataReader(bytes: Array[Byte], magic: Array[Byte], dataset: Stri
 
   private val bodyEnd: Int = {
     val n = bytes.length
-    if (n < magic.length * 2 + 4 || !bytes.startsWith(magic) || !java.util.Arrays.equals(bytes, n - magic.length, n, magic, 0, magic.length))
+    if (
+      n < magic.length * 2 + 4 || !bytes.startsWith(magic) || !java.util.Arrays.equals(
+        bytes,
+        n - magic.length,
+        n,
+        magic,
+        0,
+        magic.length
+      )
+    )
       fail(s"not a Fermion ${new String(magic, StandardCharsets.US_ASCII)} file or truncated ($n bytes)")
     val end = n - magic.length - 4
     val crc = new CRC32
     crc.update(bytes, 0, end)
     val stored = ByteBuffer.wrap(bytes, end, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
-    if (stored != crc.getValue.toInt) fail(f"CRC32 mismatch (stored 0x$stored%08x, computed 0x${crc.getValue.toInt}%08x); the file is corrupt")
+    if (stored != crc.getValue.toInt)
+      fail(f"CRC32 mismatch (stored 0x$stored%08x, computed 0x${crc.getValue.toInt}%08x); the file is corrupt")
     end
   }
   private val buf = ByteBuffer.wrap(bytes, 0, bodyEnd).order(ByteOrder.LITTLE_ENDIAN)
   buf.position(magic.length)
 
-  private def need(n: Long, what: String): Unit = if (n < 0 || n > buf.remaining) fail(s"$what runs past the end of the file")
-  def u8(what: String): Int = { need(1, what); buf.get() & 0xFF }
-  def u16(what: String): Int = { need(2, what); buf.getShort() & 0xFFFF }
+  private def need(n: Long, what: String): Unit =
+    if (n < 0 || n > buf.remaining) fail(s"$what runs past the end of the file")
+  def u8(what: String): Int = { need(1, what); buf.get() & 0xff }
+  def u16(what: String): Int = { need(2, what); buf.getShort() & 0xffff }
   def u32(what: String): Int = {
     need(4, what)
     val v = buf.getInt()
@@ -59,6 +70,7 @@ final class MetadataReader(bytes: Array[Byte], magic: Array[Byte], dataset: Stri
   def i64(what: String): Long = { need(8, what); buf.getLong() }
   def bytes(what: String): Array[Byte] = { val n = u32(what); need(n, what); val b = new Array[Byte](n); buf.get(b); b }
   def string(what: String): String = new String(bytes(what), StandardCharsets.UTF_8)
+
   /** A count of items, each at least `minItemBytes` long (so a corrupt count cannot allocate). */
   def count(what: String, minItemBytes: Int): Int = { val n = u32(what); need(n.toLong * minItemBytes, what); n }
   def check(cond: Boolean, msg: => String): Unit = if (!cond) fail(msg)

@@ -6,12 +6,15 @@ import io.fermion.core.schema.{FermionField, FermionSchema}
   * ids (matched by name), new columns take ids after the largest, and a renamed column keeps its
   * id, so files are matched to the schema by id and never by name. */
 object SchemaIds {
+
   /** `data`'s fields (written with fresh ids) carrying the ids of the same-named fields of `base`;
     * a field `base` lacks keeps a fresh id after `base`'s largest. Shapes of matched fields agree
     * (the append check guarantees it). */
   def assignFrom(base: FermionSchema, data: FermionSchema, lastUsed: Int = -1): FermionSchema = {
     var next = math.max(maxId(base), lastUsed) + 1
-    def fresh(f: FermionField): FermionField = { val id = next; next += 1; f.copy(fieldId = id, children = f.children.map(fresh)) }
+    def fresh(f: FermionField): FermionField = {
+      val id = next; next += 1; f.copy(fieldId = id, children = f.children.map(fresh))
+    }
     def copyIds(d: FermionField, b: FermionField): FermionField = {
       val kids = b.dataType match {
         case io.fermion.core.schema.FermionType.Struct =>
@@ -20,7 +23,9 @@ object SchemaIds {
       }
       d.copy(fieldId = b.fieldId, children = kids)
     }
-    FermionSchema(data.fields.map(f => base.fields.find(_.name.equalsIgnoreCase(f.name)).map(copyIds(f, _)).getOrElse(fresh(f))))
+    FermionSchema(data.fields.map(f =>
+      base.fields.find(_.name.equalsIgnoreCase(f.name)).map(copyIds(f, _)).getOrElse(fresh(f))
+    ))
   }
 
   /** `base` with each field nullable where `data`'s same-id field is: a dataset's schema must not
@@ -29,7 +34,8 @@ object SchemaIds {
     val nullableIds = scala.collection.mutable.Set.empty[Int]
     def collect(f: FermionField): Unit = { if (f.nullable) nullableIds += f.fieldId; f.children.foreach(collect) }
     data.fields.foreach(collect)
-    def relax(f: FermionField): FermionField = f.copy(nullable = f.nullable || nullableIds.contains(f.fieldId), children = f.children.map(relax))
+    def relax(f: FermionField): FermionField =
+      f.copy(nullable = f.nullable || nullableIds.contains(f.fieldId), children = f.children.map(relax))
     FermionSchema(base.fields.map(relax))
   }
 

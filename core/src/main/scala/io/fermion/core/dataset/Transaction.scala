@@ -13,8 +13,10 @@ final case class Transaction(readVersion: Long, uuid: String, operation: Operati
 
 sealed trait Operation {
   def name: String
+
   /** Why this operation cannot be applied after `other` committed, if it cannot. */
   def conflictsWith(other: Operation): Option[String]
+
   /** The next manifest: `base` with this operation applied (version, time and counters set by the caller). */
   def apply(base: Manifest): Manifest
 }
@@ -31,8 +33,10 @@ object Operation {
       case _ => None
     }
     def apply(base: Manifest): Manifest =
-      base.copy(schema = if (base.schema.fields.isEmpty) schema else SchemaIds.relaxNullability(base.schema, schema),
-        fragments = base.fragments ++ renumber(base, fragments))
+      base.copy(
+        schema = if (base.schema.fields.isEmpty) schema else SchemaIds.relaxNullability(base.schema, schema),
+        fragments = base.fragments ++ renumber(base, fragments)
+      )
   }
 
   /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was there. */
@@ -48,15 +52,21 @@ object Operation {
     def touched: Set[Long] = fragmentIds(updated) ++ removed
     def conflictsWith(other: Operation): Option[String] = other match {
       case _: Overwrite => Some("overwrote the dataset")
-      case d: Delete if (d.touched & touched).nonEmpty => Some(s"deleted rows of the same fragments (${(d.touched & touched).toSeq.sorted.mkString(", ")})")
+      case d: Delete if (d.touched & touched).nonEmpty =>
+        Some(s"deleted rows of the same fragments (${(d.touched & touched).toSeq.sorted.mkString(", ")})")
       case c: Compact if (c.removed & touched).nonEmpty => Some("compacted fragments this delete changes")
       case _ => None
     }
+
     /** Only the deletion files change: anything else committed meanwhile on these fragments (new
       * column files) stays. */
     def apply(base: Manifest): Manifest = {
       val byId = updated.map(f => f.id -> f).toMap
-      base.copy(fragments = base.fragments.filterNot(f => removed.contains(f.id)).map(f => byId.get(f.id).map(u => f.copy(deletion = u.deletion)).getOrElse(f)))
+      base.copy(fragments =
+        base.fragments.filterNot(f => removed.contains(f.id)).map(f =>
+          byId.get(f.id).map(u => f.copy(deletion = u.deletion)).getOrElse(f)
+        )
+      )
     }
   }
 
@@ -68,13 +78,15 @@ object Operation {
       case _: Project | _: AddColumnFiles => Some("changed the schema")
       case _ => None
     }
+
     /** Keeps nullability an append relaxed meanwhile (files may hold nulls there now). */
     def apply(base: Manifest): Manifest = base.copy(schema = SchemaIds.relaxNullability(schema, base.schema))
   }
 
   /** New columns written as new data files of existing fragments (the files of a fragment hold
     * the same rows in the same stripes); fragments without a new file read the columns as null. */
-  final case class AddColumnFiles(schema: FermionSchema, files: Map[Long, DataFile], description: String) extends Operation {
+  final case class AddColumnFiles(schema: FermionSchema, files: Map[Long, DataFile], description: String)
+      extends Operation {
     def name = "add_columns"
     def conflictsWith(other: Operation): Option[String] = other match {
       case _: Overwrite => Some("overwrote the dataset")
@@ -83,8 +95,10 @@ object Operation {
       case _ => None
     }
     def apply(base: Manifest): Manifest =
-      base.copy(schema = SchemaIds.relaxNullability(schema, base.schema),
-        fragments = base.fragments.map(f => files.get(f.id).map(d => f.copy(files = f.files :+ d)).getOrElse(f)))
+      base.copy(
+        schema = SchemaIds.relaxNullability(schema, base.schema),
+        fragments = base.fragments.map(f => files.get(f.id).map(d => f.copy(files = f.files :+ d)).getOrElse(f))
+      )
   }
 
   /** Fragments rewritten into fewer ones with their deletions applied. */
@@ -94,7 +108,8 @@ object Operation {
       case _: Overwrite => Some("overwrote the dataset")
       case d: Delete if (d.touched & removed).nonEmpty => Some("deleted rows of fragments this compaction rewrites")
       case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
-      case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty => Some("added column files to fragments this compaction rewrites")
+      case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty =>
+        Some("added column files to fragments this compaction rewrites")
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -108,15 +123,18 @@ object Operation {
 
 object TransactionCodec {
   val Magic: Array[Byte] = "FRMT".getBytes(StandardCharsets.US_ASCII)
-  private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4; private val Compact = 5
+  private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4;
+  private val Compact = 5
   private val AddColumnFiles = 6
 
   def encode(t: Transaction): Array[Byte] = {
     val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
     w.i64(t.readVersion).string(t.uuid)
     t.operation match {
-      case Operation.Append(schema, fs) => w.u8(Append).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
-      case Operation.Overwrite(schema, fs) => w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case Operation.Append(schema, fs) =>
+        w.u8(Append).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case Operation.Overwrite(schema, fs) =>
+        w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
       case Operation.Delete(updated, removed, predicate) =>
         w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
         w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
@@ -125,7 +143,9 @@ object TransactionCodec {
         w.u8(Compact); w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64); ManifestCodec.writeFragments(w, fs)
       case Operation.AddColumnFiles(schema, files, description) =>
         w.u8(AddColumnFiles).bytes(SchemaCodec.encode(schema)).string(description).u32(files.size)
-        files.toSeq.sortBy(_._1).foreach { case (id, d) => w.i64(id).string(d.path).u32(d.fieldIds.size); d.fieldIds.foreach(w.u32) }
+        files.toSeq.sortBy(_._1).foreach { case (id, d) =>
+          w.i64(id).string(d.path).u32(d.fieldIds.size); d.fieldIds.foreach(w.u32)
+        }
     }
     w.finish()
   }
@@ -142,7 +162,8 @@ object TransactionCodec {
     val op: Option[Operation] = r.u8("operation") match {
       case Append => val s = schema(); Some(Operation.Append(s, ManifestCodec.readFragments(r)))
       case Overwrite => val s = schema(); Some(Operation.Overwrite(s, ManifestCodec.readFragments(r)))
-      case Delete => val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
+      case Delete =>
+        val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))
       case Compact => val removed = ids(); Some(Operation.Compact(removed, ManifestCodec.readFragments(r)))
       case AddColumnFiles =>

@@ -7,13 +7,15 @@ import java.nio.{ByteBuffer, ByteOrder}
   * read another page's bytes or allocate more than the body can justify. */
 final class EncodedReader(bytes: Array[Byte], off: Int, len: Int) {
   def array: Array[Byte] = bytes
-  private val buf = ByteBuffer.wrap(bytes, off, len).order(ByteOrder.LITTLE_ENDIAN).slice().order(ByteOrder.LITTLE_ENDIAN)
+  private val buf =
+    ByteBuffer.wrap(bytes, off, len).order(ByteOrder.LITTLE_ENDIAN).slice().order(ByteOrder.LITTLE_ENDIAN)
 
   def remaining: Int = buf.remaining()
   private def need(n: Long, what: String): Unit =
-    if (n > buf.remaining() || n < 0) throw new MalformedPageException(s"$what needs $n bytes, the page body has ${buf.remaining()} left")
+    if (n > buf.remaining() || n < 0)
+      throw new MalformedPageException(s"$what needs $n bytes, the page body has ${buf.remaining()} left")
 
-  def u8(what: String): Int = { need(1, what); buf.get() & 0xFF }
+  def u8(what: String): Int = { need(1, what); buf.get() & 0xff }
   def u32(what: String): Int = {
     need(4, what)
     val v = buf.getInt()

@@ -10,6 +10,7 @@ final class LongDictionaryBuilder {
   private var count = 0
 
   def size: Int = count
+
   /** The distinct values, indexed by code. */
   def entries: Array[Long] = values
 
@@ -59,7 +60,7 @@ final class LongDictionaryBuilder {
 
 object LongDictionaryBuilder {
   def mix(v: Long): Int = {
-    var h = v * 0x9E3779B97F4A7C15L
+    var h = v * 0x9e3779b97f4a7c15L
     h ^= h >>> 32
     h.toInt
   }
@@ -96,13 +97,17 @@ final class BytesDictionaryBuilder {
         if (count >= maxEntries) return -1
         if ((count + 1) * 2 > slots.length) { grow(); return codeOf(start, len, maxEntries) }
         slots(h) = count + 1; hashes(h) = hash
-        if (count == starts.length) { starts = java.util.Arrays.copyOf(starts, count * 2); lens = java.util.Arrays.copyOf(lens, count * 2) }
+        if (count == starts.length) {
+          starts = java.util.Arrays.copyOf(starts, count * 2); lens = java.util.Arrays.copyOf(lens, count * 2)
+        }
         starts(count) = start; lens(count) = len
         count += 1
         return count - 1
       }
-      if (hashes(h) == hash && lens(c - 1) == len &&
-          java.util.Arrays.equals(src, starts(c - 1), starts(c - 1) + len, src, start, start + len)) return c - 1
+      if (
+        hashes(h) == hash && lens(c - 1) == len &&
+        java.util.Arrays.equals(src, starts(c - 1), starts(c - 1) + len, src, start, start + len)
+      ) return c - 1
       h = (h + 1) & mask
     }
     -1
@@ -126,14 +131,14 @@ final class BytesDictionaryBuilder {
 
 object BytesDictionaryBuilder {
   def hash(b: Array[Byte], start: Int, len: Int): Int = {
-    var h = 0x811C9DC5
+    var h = 0x811c9dc5
     var i = start
     val end = start + len
     while (i + 4 <= end) {
-      h = (h ^ ((b(i) & 0xFF) | (b(i + 1) & 0xFF) << 8 | (b(i + 2) & 0xFF) << 16 | b(i + 3) << 24)) * 0x01000193
+      h = (h ^ ((b(i) & 0xff) | (b(i + 1) & 0xff) << 8 | (b(i + 2) & 0xff) << 16 | b(i + 3) << 24)) * 0x01000193
       i += 4
     }
-    while (i < end) { h = (h ^ (b(i) & 0xFF)) * 0x01000193; i += 1 }
+    while (i < end) { h = (h ^ (b(i) & 0xff)) * 0x01000193; i += 1 }
     h ^ (h >>> 16) ^ len
   }
 }

@@ -17,9 +17,15 @@ final class PageEncoder {
   private val longDict = new LongDictionaryBuilder
   private val bytesDict = new BytesDictionaryBuilder
 
-  private def longs(n: Int): Array[Long] = { if (values.length < n) values = new Array[Long](math.max(n, values.length * 2)); values }
-  private def seconds(n: Int): Array[Long] = { if (second.length < n) second = new Array[Long](math.max(n, second.length * 2)); second }
-  private def thirds(n: Int): Array[Long] = { if (third.length < n) third = new Array[Long](math.max(n, third.length * 2)); third }
+  private def longs(n: Int): Array[Long] = {
+    if (values.length < n) values = new Array[Long](math.max(n, values.length * 2)); values
+  }
+  private def seconds(n: Int): Array[Long] = {
+    if (second.length < n) second = new Array[Long](math.max(n, second.length * 2)); second
+  }
+  private def thirds(n: Int): Array[Long] = {
+    if (third.length < n) third = new Array[Long](math.max(n, third.length * 2)); third
+  }
 
   /** Encodes `n` fixed-width values from `src(off until off + n * width)` into `out` and returns the
     * encoding id. */
@@ -48,19 +54,33 @@ final class PageEncoder {
     val candidates = new Candidates(plainAllowed)
     val deltas = n - 1
     if (allowed.allows(PageEncoding.Constant) && runs == 1) candidates.offer(PageEncoding.Constant, width)
-    if (allowed.allows(PageEncoding.BitPack) && min >= 0) candidates.offer(PageEncoding.BitPack, 1 + BitPacking.packedBytes(n, BitPacking.bitWidth(max)))
-    if (allowed.allows(PageEncoding.For)) candidates.offer(PageEncoding.For, 9 + BitPacking.packedBytes(n, BitPacking.bitWidth(max - min)))
+    if (allowed.allows(PageEncoding.BitPack) && min >= 0)
+      candidates.offer(PageEncoding.BitPack, 1 + BitPacking.packedBytes(n, BitPacking.bitWidth(max)))
+    if (allowed.allows(PageEncoding.For))
+      candidates.offer(PageEncoding.For, 9 + BitPacking.packedBytes(n, BitPacking.bitWidth(max - min)))
     if (allowed.allows(PageEncoding.DeltaFor))
-      candidates.offer(PageEncoding.DeltaFor, 8 + 9 + (if (deltas == 0) 0 else BitPacking.packedBytes(deltas, BitPacking.bitWidth(maxD - minD))))
-    if (allowed.allows(PageEncoding.Delta)) candidates.offer(PageEncoding.Delta, 8 + 1 + BitPacking.packedBytes(deltas, BitPacking.bitWidth(maxZz)))
-    val rleCost = 4 + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(max - min)) + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun))
+      candidates.offer(
+        PageEncoding.DeltaFor,
+        8 + 9 + (if (deltas == 0) 0 else BitPacking.packedBytes(deltas, BitPacking.bitWidth(maxD - minD)))
+      )
+    if (allowed.allows(PageEncoding.Delta))
+      candidates.offer(PageEncoding.Delta, 8 + 1 + BitPacking.packedBytes(deltas, BitPacking.bitWidth(maxZz)))
+    val rleCost = 4 + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(max - min)) + 9 + BitPacking.packedBytes(
+      runs,
+      BitPacking.bitWidth(maxRun)
+    )
     var dictSize = -1
     if (allowed.allows(PageEncoding.Dictionary) && candidatesMayTakeDictionary(candidates, n, width)) {
       dictSize = buildLongDictionary(v, n)
       if (dictSize > 0) {
         val codeWidth = BitPacking.bitWidth(dictSize - 1L)
-        val codes = math.min(2 + BitPacking.packedBytes(n, codeWidth),
-          1 + 4 + 9 + BitPacking.packedBytes(runs, codeWidth) + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun)))
+        val codes = math.min(
+          2 + BitPacking.packedBytes(n, codeWidth),
+          1 + 4 + 9 + BitPacking.packedBytes(runs, codeWidth) + 9 + BitPacking.packedBytes(
+            runs,
+            BitPacking.bitWidth(maxRun)
+          )
+        )
         candidates.offer(PageEncoding.Dictionary, 4L + dictSize.toLong * width + codes)
       }
     }
@@ -98,7 +118,14 @@ final class PageEncoder {
   }
 
   /** Width 16 (decimal128) and empty pages: PLAIN or CONSTANT. */
-  private def encodeWideFixed(src: Array[Byte], off: Int, n: Int, width: Int, allowed: EncodingSet, out: GrowableBytes): Int = {
+  private def encodeWideFixed(
+      src: Array[Byte],
+      off: Int,
+      n: Int,
+      width: Int,
+      allowed: EncodingSet,
+      out: GrowableBytes
+  ): Int = {
     var constant = n > 0 && allowed.allows(PageEncoding.Constant)
     var i = 1
     while (constant && i < n) {
@@ -159,10 +186,18 @@ final class PageEncoder {
   }
 
   /** Dictionary codes as an integer block: u8 scheme (BITPACK or RLE) and its body. */
-  private def writeCodes(codes: Array[Long], n: Int, dictSize: Int, runs: Int, maxRun: Int, out: GrowableBytes): Unit = {
+  private def writeCodes(
+      codes: Array[Long],
+      n: Int,
+      dictSize: Int,
+      runs: Int,
+      maxRun: Int,
+      out: GrowableBytes
+  ): Unit = {
     val codeWidth = BitPacking.bitWidth(dictSize - 1L)
     val packed = 1 + BitPacking.packedBytes(n, codeWidth)
-    val rle = 4 + 9 + BitPacking.packedBytes(runs, codeWidth) + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun))
+    val rle =
+      4 + 9 + BitPacking.packedBytes(runs, codeWidth) + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun))
     if (rle < packed) { out.putByte(PageEncoding.Rle); writeRle(codes, n, runs, out) }
     else { out.putByte(PageEncoding.BitPack); out.putByte(codeWidth); BitPacking.pack(codes, n, 0L, codeWidth, out) }
   }
@@ -177,12 +212,14 @@ final class PageEncoder {
     var i = 1
     while (i < n) {
       val b = (src(off + (i >>> 3)) & (1 << (i & 7))) != 0
-      if (b == prev) { run += 1; if (run > maxRun) maxRun = run } else { runs += 1; run = 1; prev = b }
+      if (b == prev) { run += 1; if (run > maxRun) maxRun = run }
+      else { runs += 1; run = 1; prev = b }
       i += 1
     }
     val candidates = new Candidates(allowed.ids.contains(PageEncoding.Plain))
     if (allowed.allows(PageEncoding.Constant) && runs == 1) candidates.offer(PageEncoding.Constant, 1)
-    if (allowed.allows(PageEncoding.Rle) && n > 0) candidates.offer(PageEncoding.Rle, 1 + 4 + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun)))
+    if (allowed.allows(PageEncoding.Rle) && n > 0)
+      candidates.offer(PageEncoding.Rle, 1 + 4 + 9 + BitPacking.packedBytes(runs, BitPacking.bitWidth(maxRun)))
     candidates.offer(PageEncoding.Plain, bytes)
     candidates.best match {
       case PageEncoding.Constant => out.putByte(src(off) & 1)
@@ -208,8 +245,15 @@ final class PageEncoder {
 
   /** Encodes the variable-width values of one page: `count` slots, of which the valid ones hold
     * `lens(k)` bytes starting at `starts(k)` in `src`. */
-  def encodeVariable(src: Array[Byte], starts: Array[Int], lens: Array[Int], valid: Array[Boolean], count: Int,
-                     allowed: EncodingSet, out: GrowableBytes): Int = {
+  def encodeVariable(
+      src: Array[Byte],
+      starts: Array[Int],
+      lens: Array[Int],
+      valid: Array[Boolean],
+      count: Int,
+      allowed: EncodingSet,
+      out: GrowableBytes
+  ): Int = {
     var m = 0
     var total = 0L
     var i = 0
@@ -238,9 +282,14 @@ final class PageEncoder {
       if (ok) {
         dictSize = bytesDict.size
         var c = 0
-        while (c < dictSize) { dictBytes += bytesDict.entryLength(c); maxLen = math.max(maxLen, bytesDict.entryLength(c)); c += 1 }
+        while (c < dictSize) {
+          dictBytes += bytesDict.entryLength(c); maxLen = math.max(maxLen, bytesDict.entryLength(c)); c += 1
+        }
         val codes = 2 + BitPacking.packedBytes(m, BitPacking.bitWidth(dictSize - 1L))
-        candidates.offer(PageEncoding.Dictionary, 8 + 9 + BitPacking.packedBytes(dictSize, BitPacking.bitWidth(maxLen)) + dictBytes + codes)
+        candidates.offer(
+          PageEncoding.Dictionary,
+          8 + 9 + BitPacking.packedBytes(dictSize, BitPacking.bitWidth(maxLen)) + dictBytes + codes
+        )
       }
     }
     candidates.offer(PageEncoding.Plain, total)
@@ -263,13 +312,17 @@ final class PageEncoder {
         while (i < count) {
           if (valid(i)) {
             codes(k) = bytesDict.codeOf(starts(i), lens(i), Int.MaxValue)
-            if (k > 0) { if (codes(k) == codes(k - 1)) { run += 1; if (run > maxRun) maxRun = run } else { runs += 1; run = 1 } }
+            if (k > 0) {
+              if (codes(k) == codes(k - 1)) { run += 1; if (run > maxRun) maxRun = run }
+              else { runs += 1; run = 1 }
+            }
             k += 1
           }
           i += 1
         }
         writeCodes(codes, m, dictSize, runs, maxRun, out)
-      case _ => if (count > 0) out.putBytes(src, starts(0), total.toInt) // valid values are contiguous, nulls hold no bytes
+      case _ =>
+        if (count > 0) out.putBytes(src, starts(0), total.toInt) // valid values are contiguous, nulls hold no bytes
     }
     candidates.best
   }
@@ -277,11 +330,12 @@ final class PageEncoder {
 
 /** The running choice among candidate encodings; offer them in order of decoding speed so that a
   * tie keeps the faster one. PLAIN is taken only when allowed or when nothing else was offered. */
-private final class Candidates(plainAllowed: Boolean) {
+final private class Candidates(plainAllowed: Boolean) {
   var best: Int = PageEncoding.Plain
   var cost: Long = Long.MaxValue
   var has: Boolean = false
   def offer(id: Int, bytes: Long): Unit =
-    if (id == PageEncoding.Plain) { if (!has || (plainAllowed && bytes < cost)) { best = id; cost = bytes; has = true } }
-    else if (!has || bytes < cost) { best = id; cost = bytes; has = true }
+    if (id == PageEncoding.Plain) {
+      if (!has || (plainAllowed && bytes < cost)) { best = id; cost = bytes; has = true }
+    } else if (!has || bytes < cost) { best = id; cost = bytes; has = true }
 }

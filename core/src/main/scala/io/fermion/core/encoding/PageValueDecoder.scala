@@ -35,7 +35,9 @@ final class PageValueDecoder {
       case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes)
     }
     plainArray = out
-    if (r.remaining != 0) throw new MalformedPageException(s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end")
+    if (r.remaining != 0) throw new MalformedPageException(
+      s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
+    )
   }
 
   private def unsupported(encoding: Int, what: String): Nothing =
@@ -64,7 +66,8 @@ final class PageValueDecoder {
         prefixSum(first, d, n, zigzag = false, v)
       case PageEncoding.Dictionary =>
         val size = r.u32("dictionary size")
-        if (size == 0 || size > n || size.toLong * width > r.remaining) throw new MalformedPageException(s"dictionary of $size entries for $n values")
+        if (size == 0 || size > n || size.toLong * width > r.remaining)
+          throw new MalformedPageException(s"dictionary of $size entries for $n values")
         val dict = new Array[Long](size)
         var i = 0
         while (i < size) { dict(i) = r.signed(width, "dictionary entry"); i += 1 }
@@ -119,7 +122,8 @@ final class PageValueDecoder {
     }
     var i = 0
     while (i < n) {
-      if (codes(i) < 0 || codes(i) >= size) throw new MalformedPageException(s"dictionary code ${codes(i)} outside a dictionary of $size")
+      if (codes(i) < 0 || codes(i) >= size)
+        throw new MalformedPageException(s"dictionary code ${codes(i)} outside a dictionary of $size")
       i += 1
     }
   }
@@ -184,7 +188,8 @@ final class PageValueDecoder {
         val l = r.u32("value length")
         if (m == 0 && l != 0) throw new MalformedPageException(s"constant page of no values holds a $l-byte value")
         val total = m.toLong * l
-        if (total > maxBytes) throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
+        if (total > maxBytes)
+          throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
         val dst = outOf(total)
         r.bytesInto(dst, 0, l, "constant value")
         var i = 1
@@ -200,12 +205,14 @@ final class PageValueDecoder {
         var bytes = 0L
         var i = 0
         while (i < size) {
-          if (lens(i) < 0 || lens(i) > r.remaining) throw new MalformedPageException(s"dictionary entry of ${lens(i)} bytes")
+          if (lens(i) < 0 || lens(i) > r.remaining)
+            throw new MalformedPageException(s"dictionary entry of ${lens(i)} bytes")
           starts(i) = at + bytes.toInt
           bytes += lens(i)
           i += 1
         }
-        if (bytes > r.remaining) throw new MalformedPageException(s"dictionary entries need $bytes bytes, the page body has ${r.remaining}")
+        if (bytes > r.remaining)
+          throw new MalformedPageException(s"dictionary entries need $bytes bytes, the page body has ${r.remaining}")
         val dictBytes = src(r)
         r.skip(bytes.toInt, "dictionary entries")
         val codes = scratch.second(m)
@@ -213,7 +220,8 @@ final class PageValueDecoder {
         var total = 0L
         i = 0
         while (i < m) { total += lens(codes(i).toInt); i += 1 }
-        if (total > maxBytes) throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
+        if (total > maxBytes)
+          throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
         val dst = outOf(total)
         at = 0
         i = 0

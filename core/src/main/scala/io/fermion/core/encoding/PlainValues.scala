@@ -6,6 +6,7 @@ import io.fermion.core.write.GrowableBytes
 
 /** Conversions between PLAIN little-endian integers of 1, 2, 4 or 8 bytes and longs. */
 object PlainValues {
+
   /** Reads `n` values, sign-extended, into `out`. */
   def readSigned(src: Array[Byte], off: Int, n: Int, width: Int, out: Array[Long]): Unit = {
     val b = ByteBuffer.wrap(src).order(ByteOrder.LITTLE_ENDIAN)

@@ -4,8 +4,10 @@ package io.fermion.core.layout
   * (docs/format.md, "Statistics"). */
 final case class ValueStats(flags: Int, min: Long, max: Long) {
   def hasMinMax: Boolean = (flags & ValueStats.HasMinMax) != 0
+
   /** Bounds a reader may use: present, and no flag this reader does not know (docs/format.md 7). */
   def usableBounds: Boolean = hasMinMax && (flags & ~ValueStats.KnownFlags) == 0
+
   /** Bounds covering both: compared as the flags say (doubles, unsigned prefixes or signed longs). */
   def merge(o: ValueStats): ValueStats =
     if (!o.hasMinMax) copy(flags = flags | o.flags)
@@ -22,10 +24,13 @@ final case class ValueStats(flags: Int, min: Long, max: Long) {
 
 object ValueStats {
   val HasMinMax: Int = 1
+
   /** Floats: at least one NaN was seen (NaNs never enter min/max). */
   val HasNaN: Int = 1 << 1
+
   /** Strings/binary: min and max are 8-byte prefixes, compared as unsigned big-endian. */
   val PrefixBounds: Int = 1 << 2
+
   /** Floats: min/max hold the IEEE-754 bits of a double, compared as doubles, not as longs. */
   val DoubleBits: Int = 1 << 3
   val None: ValueStats = ValueStats(0, 0L, 0L)

@@ -25,8 +25,8 @@ final class ColumnMetadataBlock private (val buf: ByteBuffer) {
   def stripeRowCount(stripe: Int): Int = buf.getInt(HeaderSize + stripe * StripeMetaSize)
 
   private def streamMetaAt(stream: Int): Int = HeaderSize + numStripes * StripeMetaSize + stream * StreamMetaSize
-  def descType(stream: Int): Int = buf.get(streamMetaAt(stream)) & 0xFF
-  def streamType(stream: Int): Int = buf.get(streamMetaAt(stream) + 1) & 0xFF
+  def descType(stream: Int): Int = buf.get(streamMetaAt(stream)) & 0xff
+  def streamType(stream: Int): Int = buf.get(streamMetaAt(stream) + 1) & 0xff
   def chunksOffset(stream: Int): Int = buf.getInt(streamMetaAt(stream) + 4)
 
   /** Index of the first stream of type `t`, or -1. */
@@ -38,17 +38,18 @@ final class ColumnMetadataBlock private (val buf: ByteBuffer) {
 
   private def simpleAt(stream: Int, stripe: Int): Int = chunksOffset(stream) + stripe * SimpleChunkDescSize
   def simpleOffset(stream: Int, stripe: Int): Long = buf.getLong(simpleAt(stream, stripe))
-  def simpleLength(stream: Int, stripe: Int): Long = buf.getInt(simpleAt(stream, stripe) + 8) & 0xFFFFFFFFL
+  def simpleLength(stream: Int, stripe: Int): Long = buf.getInt(simpleAt(stream, stripe) + 8) & 0xffffffffL
 
   private def fullAt(stream: Int, stripe: Int): Int = chunksOffset(stream) + stripe * FullChunkDescSize
   def fullOffset(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe))
-  def fullLength(stream: Int, stripe: Int): Long = buf.getInt(fullAt(stream, stripe) + 8) & 0xFFFFFFFFL
+  def fullLength(stream: Int, stripe: Int): Long = buf.getInt(fullAt(stream, stripe) + 8) & 0xffffffffL
   def fullStatsFlags(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 12)
   def fullMin(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe) + 16)
   def fullMax(stream: Int, stripe: Int): Long = buf.getLong(fullAt(stream, stripe) + 24)
   def fullNullCount(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 32)
   def fullNumPages(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 36)
   def fullPageMetaOffset(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 40)
+
   /** Bytes of the chunk's bloom filter plus its u32 CRC32, stored right after the chunk; 0 for none. */
   def fullBloomLength(stream: Int, stripe: Int): Int = buf.getInt(fullAt(stream, stripe) + 44)
 
@@ -84,15 +85,18 @@ object ColumnMetadataBlock {
 
   /** Wraps `bytes` (exactly one CMB); `validate` checks that every offset stays inside the block,
     * so a corrupt CMB fails here with the reason instead of later with an index error. */
-  def view(bytes: ByteBuffer): ColumnMetadataBlock = new ColumnMetadataBlock(bytes.slice().order(ByteOrder.LITTLE_ENDIAN))
+  def view(bytes: ByteBuffer): ColumnMetadataBlock =
+    new ColumnMetadataBlock(bytes.slice().order(ByteOrder.LITTLE_ENDIAN))
 
   /** Returns a description of the first inconsistency, or None when the block is well formed. */
   def validate(cmb: ColumnMetadataBlock, expectedStreamTypes: IndexedSeq[Int], expectedStripes: Int): Option[String] = {
     val expectedStreams = expectedStreamTypes.size
     val size = cmb.byteSize
     if (size < HeaderSize) return Some(s"CMB of $size bytes is shorter than its header")
-    if (cmb.numStreams != expectedStreams) return Some(s"CMB has ${cmb.numStreams} streams, the schema implies $expectedStreams")
-    if (cmb.numStripes != expectedStripes) return Some(s"CMB has ${cmb.numStripes} stripes, the file has $expectedStripes")
+    if (cmb.numStreams != expectedStreams)
+      return Some(s"CMB has ${cmb.numStreams} streams, the schema implies $expectedStreams")
+    if (cmb.numStripes != expectedStripes)
+      return Some(s"CMB has ${cmb.numStripes} stripes, the file has $expectedStripes")
     val dirEnd = HeaderSize.toLong + expectedStripes.toLong * StripeMetaSize + expectedStreams.toLong * StreamMetaSize
     if (dirEnd > size) return Some(s"CMB directory ends at $dirEnd, beyond the block's $size bytes")
     var s = 0
@@ -105,7 +109,8 @@ object ColumnMetadataBlock {
         case StreamType.Data => Set(DescType.Full, DescType.UseDefault)
         case _ => Set(DescType.Simple, DescType.UseDefault)
       }
-      if (!allowed.contains(d)) return Some(s"stream $s of type ${expectedStreamTypes(s)} cannot have descType ${DescType.name(d)}")
+      if (!allowed.contains(d))
+        return Some(s"stream $s of type ${expectedStreamTypes(s)} cannot have descType ${DescType.name(d)}")
       val descSize = d match {
         case DescType.Simple => SimpleChunkDescSize
         case DescType.Full => FullChunkDescSize

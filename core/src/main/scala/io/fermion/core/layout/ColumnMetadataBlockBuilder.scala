@@ -25,7 +25,11 @@ object ColumnMetadataBlockBuilder {
   def isAllNull(streamTypes: IndexedSeq[Int], chunks: IndexedSeq[IndexedSeq[ChunkRecord]]): Boolean =
     streamTypes.nonEmpty && streamTypes(0) == StreamType.Validity && chunks(0).forall(_.allNull)
 
-  def build(streamTypes: IndexedSeq[Int], stripeRows: IndexedSeq[Int], chunks: IndexedSeq[IndexedSeq[ChunkRecord]]): Array[Byte] = {
+  def build(
+      streamTypes: IndexedSeq[Int],
+      stripeRows: IndexedSeq[Int],
+      chunks: IndexedSeq[IndexedSeq[ChunkRecord]]
+  ): Array[Byte] = {
     val numStreams = streamTypes.length
     val numStripes = stripeRows.length
     val descTypes = streamTypes.indices.map(s => descTypeOf(streamTypes(s), chunks(s)))

@@ -4,13 +4,16 @@ import java.nio.charset.StandardCharsets
 
 /** Fixed constants of the file layout (docs/format.md, "File layout"). */
 object FileLayout {
+
   /** "FRMN" at the start of the file (followed by 4 zero bytes) and in the footer's last 4 bytes. */
   val Magic: Array[Byte] = "FRMN".getBytes(StandardCharsets.US_ASCII)
+
   /** Magic plus padding: data starts 8-byte aligned. */
   val HeaderSize: Int = 8
   val FooterSize: Int = 64
+
   /** Stored in SimpleChunkDesc.length of a VALIDITY chunk whose stripe is entirely null. */
-  val AllNullChunkLength: Long = 0xFFFFFFFFL
+  val AllNullChunkLength: Long = 0xffffffffL
 
   /** Footer.settings bits. */
   object Settings {

@@ -29,6 +29,7 @@ final case class Footer(
 ) {
   def hasPageCrc: Boolean = (settings & FileLayout.Settings.PageCrc32) != 0
   def citLength: Long = ColumnIndexTable.byteSize(numColumns)
+
   /** The metadata region covered by metadataCrc32: schema, stripe directory and CIT. */
   def metadataEnd: Long = citOffset + citLength
 
@@ -66,8 +67,8 @@ object Footer {
       numRows = b.getLong(p + 40),
       defaultPageSize = b.getInt(p + 48),
       metadataCrc32 = b.getInt(p + 52),
-      major = b.getShort(p + 56) & 0xFFFF,
-      minor = b.getShort(p + 58) & 0xFFFF
+      major = b.getShort(p + 56) & 0xffff,
+      minor = b.getShort(p + 58) & 0xffff
     )
   }
 

@@ -9,7 +9,14 @@ import java.nio.{ByteBuffer, ByteOrder}
   * }}}
   * It makes the pages of a chunk walkable without the CMB (VALIDITY and OFFSETS chunks have no
   * page metadata) and keeps each page's checksum next to the bytes it protects. */
-final case class PageHeader(storedLength: Int, uncompressedLength: Int, valueCount: Int, crc32: Int, codec: Int, encoding: Int) {
+final case class PageHeader(
+    storedLength: Int,
+    uncompressedLength: Int,
+    valueCount: Int,
+    crc32: Int,
+    codec: Int,
+    encoding: Int
+) {
   def encode(): Array[Byte] = {
     val b = ByteBuffer.allocate(PageHeader.Size).order(ByteOrder.LITTLE_ENDIAN)
     b.putInt(storedLength).putInt(uncompressedLength).putInt(valueCount).putInt(crc32)
@@ -23,28 +30,43 @@ object PageHeader {
 
   def decode(b: ByteBuffer, at: Int): PageHeader = {
     val o = b.duplicate().order(ByteOrder.LITTLE_ENDIAN)
-    PageHeader(o.getInt(at), o.getInt(at + 4), o.getInt(at + 8), o.getInt(at + 12), o.get(at + 16) & 0xFF, o.get(at + 17) & 0xFF)
+    PageHeader(
+      o.getInt(at),
+      o.getInt(at + 4),
+      o.getInt(at + 8),
+      o.getInt(at + 12),
+      o.get(at + 16) & 0xff,
+      o.get(at + 17) & 0xff
+    )
   }
 }
 
 /** How a page's values are laid out before compression (docs/format.md, "Page encodings"). Every
   * encoding decodes back to the PLAIN layout of the page's stream. */
 object PageEncoding {
+
   /** Values as the stream defines them: bitmaps LSB-first, fixed-width little-endian, lengths as
     * u32, variable-width bytes concatenated. */
   val Plain: Int = 0
+
   /** One value repeated for the whole page. */
   val Constant: Int = 1
+
   /** Runs of equal values: run values and run lengths. */
   val Rle: Int = 2
+
   /** Non-negative integers bit-packed at the width of the largest. */
   val BitPack: Int = 3
+
   /** Frame of reference: the minimum, then value - minimum bit-packed. */
   val For: Int = 4
+
   /** First value, then zigzag-encoded differences bit-packed. */
   val Delta: Int = 5
+
   /** First value, then differences minus the smallest difference bit-packed (delta, then FOR). */
   val DeltaFor: Int = 6
+
   /** Distinct values once, then one code per value (codes bit-packed or run-length encoded). */
   val Dictionary: Int = 7
 
@@ -63,7 +85,9 @@ object PageEncoding {
       case "bitpacked" | "bit_pack" | "bit_packing" => BitPack
       case "deltafor" => DeltaFor
       case "run_length" => Rle
-      case _ => throw new IllegalArgumentException(s"unknown encoding '$name' (expected one of ${all.map(this.name).mkString(", ")})")
+      case _ => throw new IllegalArgumentException(
+          s"unknown encoding '$name' (expected one of ${all.map(this.name).mkString(", ")})"
+        )
     })
   }
 }

@@ -20,16 +20,23 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
     * the column is null in every row. */
-  def decode(node: ProjectedNode, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int,
-             chunk: (Long, Long) => ByteBuffer, allocator: BufferAllocator,
-             dataPages: Option[IndexedSeq[SelectedPage]] = None): FieldVector = {
+  def decode(
+      node: ProjectedNode,
+      cmb: Option[ColumnMetadataBlock],
+      stripe: Int,
+      rows: Int,
+      chunk: (Long, Long) => ByteBuffer,
+      allocator: BufferAllocator,
+      dataPages: Option[IndexedSeq[SelectedPage]] = None
+  ): FieldVector = {
     val vector =
       if (node.elementsDeferred) new IntVector(node.field.name, allocator)
       else ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
     try {
       cmb match {
         case None => allocateNulls(vector, rows)
-        case Some(m) if node.elementsDeferred => new StripeColumn(m, stripe, chunk, None).fillLengths(node, vector.asInstanceOf[IntVector], rows)
+        case Some(m) if node.elementsDeferred =>
+          new StripeColumn(m, stripe, chunk, None).fillLengths(node, vector.asInstanceOf[IntVector], rows)
         case Some(m) => new StripeColumn(m, stripe, chunk, dataPages).fill(node, vector, rows)
       }
       vector
@@ -51,24 +58,40 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** One column's chunks in one stripe; `dataPages`, for a flat column, the only DATA pages to
     * decode (the slots of the others keep whatever the fresh vector holds). */
-  private final class StripeColumn(m: ColumnMetadataBlock, stripe: Int, chunk: (Long, Long) => ByteBuffer,
-                                   dataPages: Option[IndexedSeq[SelectedPage]]) {
+  final private class StripeColumn(
+      m: ColumnMetadataBlock,
+      stripe: Int,
+      chunk: (Long, Long) => ByteBuffer,
+      dataPages: Option[IndexedSeq[SelectedPage]]
+  ) {
 
     /** Calls `f(firstSlot, page)` for each decoded DATA page of `stream`: every page of the chunk,
       * or only the selected ones, each checked to hold the slots its PageMeta gives. */
-    private def foreachDataPage(stream: Int, kind: PageValues, slots: Int, maxBytes: Long)(f: (Int, DecodedPage) => Unit): Unit =
+    private def foreachDataPage(
+        stream: Int,
+        kind: PageValues,
+        slots: Int,
+        maxBytes: Long
+    )(f: (Int, DecodedPage) => Unit): Unit =
       dataPages match {
         case None =>
           bytesOf(stream).foreach { case (buf, off) =>
             var row = 0
             pages.foreachPage(buf, off, kind, slots, maxBytes) { p => f(row, p); row += p.valueCount }
-            if (row != slots) throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
+            if (row != slots)
+              throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
           }
         case Some(selected) =>
           selected.foreach { sp =>
             var seen = 0
-            pages.foreachPage(chunk(sp.offset, sp.length), sp.offset, kind, sp.slots, maxBytes) { p => f(sp.firstSlot, p); seen += p.valueCount }
-            if (seen != sp.slots) throw new InvalidFermionFileException(path, sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
+            pages.foreachPage(chunk(sp.offset, sp.length), sp.offset, kind, sp.slots, maxBytes) { p =>
+              f(sp.firstSlot, p); seen += p.valueCount
+            }
+            if (seen != sp.slots) throw new InvalidFermionFileException(
+              path,
+              sp.offset,
+              s"DATA page holds $seen values, its PageMeta says ${sp.slots}"
+            )
           }
       }
 
@@ -83,7 +106,9 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         case s: StructVector =>
           s.setInitialCapacity(slots)
           s.allocateNew()
-          node.children.zipWithIndex.foreach { case (c, i) => fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots) }
+          node.children.zipWithIndex.foreach { case (c, i) =>
+            fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots)
+          }
         case l: ListVector =>
           l.setInitialCapacity(slots)
           l.allocateNew()
@@ -96,7 +121,9 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
               entries.setInitialCapacity(elements)
               entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
-              node.children.zipWithIndex.foreach { case (c, k) => fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], elements) }
+              node.children.zipWithIndex.foreach { case (c, k) =>
+                fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], elements)
+              }
               entries.setValueCount(elements)
             case _ => fill(node.children.head, l.getDataVector, elements)
           }
@@ -134,13 +161,21 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             val n = lens.get(k)
             acc += n
             if (n < 0 || acc > Int.MaxValue)
-              throw new InvalidFermionFileException(path, off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
+              throw new InvalidFermionFileException(
+                path,
+                off,
+                s"lengths of `${node.field.name}` exceed 2^31 in one stripe"
+              )
             offsets(row + k + 1) = acc.toInt
             k += 1
           }
           row += p.valueCount
         }
-        if (row != slots) throw new InvalidFermionFileException(path, off, s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots")
+        if (row != slots) throw new InvalidFermionFileException(
+          path,
+          off,
+          s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots"
+        )
       }
       offsets
     }
@@ -154,12 +189,20 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       foreachDataPage(dataStream, PageValues.Variable, slots, offsets(slots).toLong) { (first, p) =>
         val at = offsets(first).toLong
         if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
-          throw new InvalidFermionFileException(path, m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
+          throw new InvalidFermionFileException(
+            path,
+            m.chunkOffset(dataStream, stripe),
+            "DATA page bytes do not match its OFFSETS"
+          )
         vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
         written += p.len
       }
       if (dataPages.isEmpty && written != offsets(slots))
-        throw new InvalidFermionFileException(path, m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}")
+        throw new InvalidFermionFileException(
+          path,
+          m.chunkOffset(dataStream, stripe),
+          s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}"
+        )
       vw.setLastSet(slots - 1)
     }
 
@@ -176,7 +219,11 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       foreachDataPage(node.streamOf(1), kind, slots, Long.MaxValue) { (row, p) =>
         t match {
           case FermionType.Bool =>
-            if ((row & 7) != 0) throw new InvalidFermionFileException(path, off, "boolean DATA page does not start on a multiple of 8 slots")
+            if ((row & 7) != 0) throw new InvalidFermionFileException(
+              path,
+              off,
+              "boolean DATA page does not start on a multiple of 8 slots"
+            )
             expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
             data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
@@ -210,12 +257,20 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             var row = 0
             pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
               if ((row & 7) != 0)
-                throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
+                throw new InvalidFermionFileException(
+                  path,
+                  off,
+                  s"VALIDITY pages of `${node.field.name}` do not match its slots"
+                )
               expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
               validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
               row += p.valueCount
             }
-            if (row != slots) throw new InvalidFermionFileException(path, off, s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots")
+            if (row != slots) throw new InvalidFermionFileException(
+              path,
+              off,
+              s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots"
+            )
           }
       }
     }
@@ -224,10 +279,15 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
   /** A page's plain payload has exactly the size its value count implies. */
   private def expectLength(p: DecodedPage, expected: Long, chunkOffset: Long, stream: String): Unit =
     if (p.len != expected)
-      throw new InvalidFermionFileException(path, chunkOffset, s"$stream page of ${p.valueCount} values has ${p.len} bytes, expected $expected")
+      throw new InvalidFermionFileException(
+        path,
+        chunkOffset,
+        s"$stream page of ${p.valueCount} values has ${p.len} bytes, expected $expected"
+      )
 }
 
 object ColumnDecoder {
+
   /** Writes `values(0 until n)` little-endian at the start of `buf` in one bulk copy. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
     val bytes = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN)
@@ -238,6 +298,6 @@ object ColumnDecoder {
   def setAllValid(buf: ArrowBuf, bytes: Int): Unit = {
     var i = 0
     while (i + 8 <= bytes) { buf.setLong(i.toLong, -1L); i += 8 }
-    while (i < bytes) { buf.setByte(i.toLong, 0xFF); i += 1 }
+    while (i < bytes) { buf.setByte(i.toLong, 0xff); i += 1 }
   }
 }

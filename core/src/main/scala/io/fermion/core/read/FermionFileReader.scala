@@ -32,8 +32,10 @@ final class FermionFileReader private (
   val path: String = input.path
   private val cmbs = new Array[ColumnMetadataBlock](schema.size)
   private val cmbLoaded = new Array[Boolean](schema.size)
+
   /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */
   private val cmbRaw = new Array[ByteBuffer](schema.size)
+
   /** Page decoders not in use; a column decode borrows one (each holds scratch buffers). */
   private val idleDecoders = new java.util.concurrent.ConcurrentLinkedQueue[ColumnDecoder]
   private val allDecoders = new java.util.concurrent.ConcurrentLinkedQueue[ColumnDecoder]
@@ -46,6 +48,7 @@ final class FermionFileReader private (
 
   def numRows: Long = footer.numRows
   def numStripes: Int = footer.numStripes
+
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
   def metadataBytesRead: Long = metadataBytes
   def pagesDecoded: Long = { var n = 0L; allDecoders.forEach(d => n += d.pages.pagesDecoded); n }
@@ -62,7 +65,11 @@ final class FermionFileReader private (
         val len = m.fullBloomLength(s, stripe)
         val off = m.fullOffset(s, stripe) + m.fullLength(s, stripe)
         if (len < 36 || (len - 4) % 32 != 0 || len - 4 > io.fermion.core.bloom.SplitBlockBloomFilter.MaxBytes)
-          throw new InvalidFermionFileException(path, off, s"bloom filter of `${schema.fields(column).name}` has $len bytes")
+          throw new InvalidFermionFileException(
+            path,
+            off,
+            s"bloom filter of `${schema.fields(column).name}` has $len bytes"
+          )
         val b = bytesAt(off, len, metadata = false)
         val bytes = new Array[Byte](len)
         b.duplicate().get(bytes)
@@ -70,7 +77,13 @@ final class FermionFileReader private (
           val crc = new java.util.zip.CRC32
           crc.update(bytes, 0, len - 4)
           val stored = java.nio.ByteBuffer.wrap(bytes, len - 4, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt
-          if (stored != crc.getValue.toInt) throw new FermionChecksumException(path, off, s"bloom filter of `${schema.fields(column).name}`", stored, crc.getValue.toInt)
+          if (stored != crc.getValue.toInt) throw new FermionChecksumException(
+            path,
+            off,
+            s"bloom filter of `${schema.fields(column).name}`",
+            stored,
+            crc.getValue.toInt
+          )
         }
         Some(io.fermion.core.bloom.SplitBlockBloomFilter.fromBytes(bytes, 0, len - 4))
       }
@@ -84,7 +97,8 @@ final class FermionFileReader private (
       b.limit(b.position() + len.toInt)
       b.slice()
     } else {
-      if (len > Int.MaxValue) throw new InvalidFermionFileException(path, offset, s"a single read of $len bytes exceeds 2 GiB")
+      if (len > Int.MaxValue)
+        throw new InvalidFermionFileException(path, offset, s"a single read of $len bytes exceeds 2 GiB")
       val b = input.readFully(offset, len.toInt)
       if (metadata) metadataBytes += len
       b
@@ -121,7 +135,8 @@ final class FermionFileReader private (
           val crc = new CRC32
           crc.update(bytes.duplicate())
           val actual = crc.getValue.toInt
-          if (actual != cit.cmbCrc32(c)) throw new FermionChecksumException(path, off, s"CMB of column `$name`", cit.cmbCrc32(c), actual)
+          if (actual != cit.cmbCrc32(c))
+            throw new FermionChecksumException(path, off, s"CMB of column `$name`", cit.cmbCrc32(c), actual)
         }
         val cmb = ColumnMetadataBlock.view(bytes)
         ColumnMetadataBlock.validate(cmb, schema.fields(c).streamTypes, footer.numStripes).foreach { why =>
@@ -146,8 +161,12 @@ final class FermionFileReader private (
 
   /** Decodes the projected parts of columns (column index -> projection of its field) of one
     * stripe; only the chunks of the projected streams are fetched. */
-  def readStripeProjected(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator,
-                          selection: RowRanges = null): IndexedSeq[FieldVector] =
+  def readStripeProjected(
+      stripe: Int,
+      columns: IndexedSeq[(Int, ProjectedNode)],
+      allocator: BufferAllocator,
+      selection: RowRanges = null
+  ): IndexedSeq[FieldVector] =
     decode(fetch(stripe, columns, selection), allocator)
 
   /** Starts fetching what decoding `columns` of `stripe` needs and returns at once: where the file
@@ -163,7 +182,11 @@ final class FermionFileReader private (
       val m = Option(cmbs(c))
       m.foreach { cmb =>
         if (cmb.stripeRowCount(stripe) != rows)
-          throw new InvalidFermionFileException(path, cit.cmbOffset(c), s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows")
+          throw new InvalidFermionFileException(
+            path,
+            cit.cmbOffset(c),
+            s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows"
+          )
       }
       val pages = if (partial) m.flatMap(cmb => selectedPages(c, cmb, node, stripe, rows, selection)) else None
       ColumnPlan(c, node, m, pages)
@@ -183,9 +206,13 @@ final class FermionFileReader private (
     val merged = RangeCoalescer.coalesce(wanted, coalesceGap, options.maxCoalescedBytes).map(_.range)
     // The tail buffer already holds the last stripe of a small file.
     val (inTail, toRead) = merged.partition(r => r.offset >= tailStart && r.end <= tailStart + tail.remaining())
-    val futures = inTail.map(r => r -> java.util.concurrent.CompletableFuture.completedFuture(bytesAt(r.offset, r.length, metadata = false))) ++
+    val futures = inTail.map(r =>
+      r -> java.util.concurrent.CompletableFuture.completedFuture(bytesAt(r.offset, r.length, metadata = false))
+    ) ++
       toRead.zip(input.readRanges(toRead))
-    pagesSkipped += plans.map(p => p.dataPages.map(sel => p.cmb.get.fullNumPages(p.node.streamOf(dataIndex(p.node)), stripe) - sel.size).getOrElse(0)).sum
+    pagesSkipped += plans.map(p =>
+      p.dataPages.map(sel => p.cmb.get.fullNumPages(p.node.streamOf(dataIndex(p.node)), stripe) - sel.size).getOrElse(0)
+    ).sum
     new StripeFetch(stripe, rows, plans, futures)
   }
 
@@ -216,8 +243,14 @@ final class FermionFileReader private (
   /** The DATA pages of a flat column that hold selected rows, or None when the column is read
     * whole: nested, a single page, or pages that do not add up to the stripe (then the decoder's
     * checks report the damage). */
-  private def selectedPages(c: Int, m: ColumnMetadataBlock, node: ProjectedNode, stripe: Int, rows: Int,
-                            selection: RowRanges): Option[IndexedSeq[SelectedPage]] = {
+  private def selectedPages(
+      c: Int,
+      m: ColumnMetadataBlock,
+      node: ProjectedNode,
+      stripe: Int,
+      rows: Int,
+      selection: RowRanges
+  ): Option[IndexedSeq[SelectedPage]] = {
     if (node.children.nonEmpty || node.elementsDeferred || FermionType.isNested(node.field.dataType)) return None
     val di = dataIndex(node)
     if (di < 0) return None
@@ -232,7 +265,7 @@ final class FermionFileReader private (
     var p = 0
     while (p < n) {
       val rc = m.pageRowCount(pool, p)
-      val size = m.pageSize(pool, p) & 0xFFFFFFFFL
+      val size = m.pageSize(pool, p) & 0xffffffffL
       if (rc < 0 || row + rc > rows) return None
       if (selection.overlaps(row.toInt, (row + rc).toInt)) out += SelectedPage(row.toInt, rc, at, size)
       row += rc
@@ -250,17 +283,27 @@ final case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: 
 
 /** What [[FermionFileReader.fetch]] planned for one column: its CMB (None: null in every row) and,
   * when only some DATA pages are read, which. */
-final case class ColumnPlan(column: Int, node: ProjectedNode, cmb: Option[ColumnMetadataBlock], dataPages: Option[IndexedSeq[SelectedPage]])
+final case class ColumnPlan(
+    column: Int,
+    node: ProjectedNode,
+    cmb: Option[ColumnMetadataBlock],
+    dataPages: Option[IndexedSeq[SelectedPage]]
+)
 
 /** A stripe whose bytes are being fetched (see [[FermionFileReader.fetch]]). */
-final class StripeFetch private[read] (val stripe: Int, val rows: Int, private[read] val plans: IndexedSeq[ColumnPlan],
-                                       private[read] val futures: IndexedSeq[(ByteRange, java.util.concurrent.CompletableFuture[ByteBuffer])]) {
+final class StripeFetch private[read] (
+    val stripe: Int,
+    val rows: Int,
+    private[read] val plans: IndexedSeq[ColumnPlan],
+    private[read] val futures: IndexedSeq[(ByteRange, java.util.concurrent.CompletableFuture[ByteBuffer])]
+) {
+
   /** Bytes this fetch reads. */
   def bytes: Long = futures.map(_._1.length).sum
 }
 
-
 object FermionFileReader {
+
   /** The bytes of a finished read; its failure rethrown as it was raised (a Fermion error stays typed). */
   private def await(f: java.util.concurrent.CompletableFuture[ByteBuffer]): ByteBuffer =
     try f.join()
@@ -294,7 +337,11 @@ object FermionFileReader {
     val path = input.path
     val fileLen = input.length
     if (fileLen < FileLayout.HeaderSize + FileLayout.FooterSize)
-      throw new InvalidFermionFileException(path, 0, s"file of $fileLen bytes is too short to be a Fermion file (at least ${FileLayout.HeaderSize + FileLayout.FooterSize} bytes)")
+      throw new InvalidFermionFileException(
+        path,
+        0,
+        s"file of $fileLen bytes is too short to be a Fermion file (at least ${FileLayout.HeaderSize + FileLayout.FooterSize} bytes)"
+      )
     val prefetch = if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong else input.defaultTailPrefetch
     val tailLen = math.min(fileLen, math.max(prefetch, FileLayout.FooterSize.toLong)).toInt
     val tailStart = fileLen - tailLen
@@ -302,25 +349,38 @@ object FermionFileReader {
     val footerAt = tailLen - FileLayout.FooterSize
     val footerOffset = fileLen - FileLayout.FooterSize
     if (!Footer.magicMatches(tail, tailLen - 4))
-      throw new InvalidFermionFileException(path, fileLen - 4, "the file does not end with the Fermion magic 'FRMN': it is truncated or not a Fermion file")
+      throw new InvalidFermionFileException(
+        path,
+        fileLen - 4,
+        "the file does not end with the Fermion magic 'FRMN': it is truncated or not a Fermion file"
+      )
     val footer = Footer.decode(tail.duplicate().position(footerAt))
     if (footer.major != FormatVersion.Major)
       throw new UnsupportedFermionVersionException(path, footerOffset + 56, footer.major, footer.minor)
 
     // Regions must lie before the footer, in order: schema, stripe directory, CIT.
     if (footer.numColumns < 0 || footer.numStripes < 0 || footer.schemaLength < 0)
-      throw new InvalidFermionFileException(path, footerOffset, s"footer has negative counts (columns ${footer.numColumns}, stripes ${footer.numStripes})")
+      throw new InvalidFermionFileException(
+        path,
+        footerOffset,
+        s"footer has negative counts (columns ${footer.numColumns}, stripes ${footer.numStripes})"
+      )
     def within(offset: Long, len: Long): Unit = {
-      if (offset < FileLayout.HeaderSize) throw new InvalidFermionFileException(path, footerOffset, s"footer points at offset $offset, inside the file header")
+      if (offset < FileLayout.HeaderSize) throw new InvalidFermionFileException(
+        path,
+        footerOffset,
+        s"footer points at offset $offset, inside the file header"
+      )
       if (offset + len > footerOffset) throw new FermionOffsetOutOfRangeException(path, offset, len, fileLen)
     }
     within(footer.schemaOffset, footer.schemaLength)
     within(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize)
     within(footer.citOffset, footer.citLength)
     if (
-        footer.stripeDirOffset != footer.schemaOffset + footer.schemaLength ||
-        footer.citOffset != footer.stripeDirOffset + footer.numStripes.toLong * StripeDirectory.EntrySize ||
-        footer.metadataEnd != footerOffset)
+      footer.stripeDirOffset != footer.schemaOffset + footer.schemaLength ||
+      footer.citOffset != footer.stripeDirOffset + footer.numStripes.toLong * StripeDirectory.EntrySize ||
+      footer.metadataEnd != footerOffset
+    )
       throw new InvalidFermionFileException(path, footerOffset, "footer offsets are inconsistent")
 
     val metaLen = footer.metadataEnd - footer.schemaOffset
@@ -334,28 +394,64 @@ object FermionFileReader {
       crc.update(footer.crcCoveredBytes())
       val actual = crc.getValue.toInt
       if (actual != footer.metadataCrc32)
-        throw new FermionChecksumException(path, footer.schemaOffset, "metadata (schema, stripe directory, CIT, footer)", footer.metadataCrc32, actual)
+        throw new FermionChecksumException(
+          path,
+          footer.schemaOffset,
+          "metadata (schema, stripe directory, CIT, footer)",
+          footer.metadataCrc32,
+          actual
+        )
     }
     def region(offset: Long, len: Long): ByteBuffer = {
-      val b = meta.duplicate(); b.position((offset - footer.schemaOffset).toInt); b.limit(b.position() + len.toInt); b.slice()
+      val b = meta.duplicate(); b.position((offset - footer.schemaOffset).toInt); b.limit(b.position() + len.toInt);
+      b.slice()
     }
     val schema =
       try SchemaCodec.decode(region(footer.schemaOffset, footer.schemaLength))
-      catch { case e: IllegalArgumentException => throw new InvalidFermionFileException(path, footer.schemaOffset, s"schema: ${e.getMessage}", e) }
+      catch {
+        case e: IllegalArgumentException =>
+          throw new InvalidFermionFileException(path, footer.schemaOffset, s"schema: ${e.getMessage}", e)
+      }
     if (schema.size != footer.numColumns)
-      throw new InvalidFermionFileException(path, footer.schemaOffset, s"schema has ${schema.size} columns, footer says ${footer.numColumns}")
-    val stripes = StripeDirectory.view(region(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize), footer.numStripes)
+      throw new InvalidFermionFileException(
+        path,
+        footer.schemaOffset,
+        s"schema has ${schema.size} columns, footer says ${footer.numColumns}"
+      )
+    val stripes = StripeDirectory.view(
+      region(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize),
+      footer.numStripes
+    )
     val cit = ColumnIndexTable.view(region(footer.citOffset, footer.citLength), footer.numColumns)
 
     if (stripes.firstRows(footer.numStripes) != footer.numRows)
-      throw new InvalidFermionFileException(path, footer.stripeDirOffset, s"stripes hold ${stripes.firstRows(footer.numStripes)} rows, footer says ${footer.numRows}")
+      throw new InvalidFermionFileException(
+        path,
+        footer.stripeDirOffset,
+        s"stripes hold ${stripes.firstRows(footer.numStripes)} rows, footer says ${footer.numRows}"
+      )
     var c = 0
     while (c < footer.numColumns) {
-      if (cit.cmbOffset(c) < FileLayout.HeaderSize || cit.cmbLength(c) < 0 || cit.cmbOffset(c) + cit.cmbLength(c) > footer.schemaOffset)
-        throw new InvalidFermionFileException(path, footer.citOffset + c * 8L, s"CIT entry of column $c points outside the CMB area")
+      if (
+        cit.cmbOffset(c) < FileLayout.HeaderSize || cit.cmbLength(c) < 0 || cit.cmbOffset(c) + cit.cmbLength(c) > footer.schemaOffset
+      )
+        throw new InvalidFermionFileException(
+          path,
+          footer.citOffset + c * 8L,
+          s"CIT entry of column $c points outside the CMB area"
+        )
       c += 1
     }
-    new FermionFileReader(input, footer, schema, stripes, cit, tail, tailStart, options,
-      if (footer.schemaOffset >= tailStart) 0L else metaLen)
+    new FermionFileReader(
+      input,
+      footer,
+      schema,
+      stripes,
+      cit,
+      tail,
+      tailStart,
+      options,
+      if (footer.schemaOffset >= tailStart) 0L else metaLen
+    )
   }
 }

@@ -44,7 +44,10 @@ object FileAggregates {
 
   /** (min, max) over all non-null values, or None when the column has none. */
   def minMax(reader: FermionFileReader, column: Int): Option[(Long, Long)] = {
-    require(exactMinMax(reader.schema.fields(column).dataType), s"${reader.schema.fields(column).dataType} has no exact min/max")
+    require(
+      exactMinMax(reader.schema.fields(column).dataType),
+      s"${reader.schema.fields(column).dataType} has no exact min/max"
+    )
     reader.columnMetadata(column).flatMap { m =>
       val data = m.streamTypeIndexOf(StreamType.Data)
       if (data < 0 || m.descType(data) != DescType.Full) None

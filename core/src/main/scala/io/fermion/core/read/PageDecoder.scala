@@ -16,6 +16,7 @@ final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount:
   * decodes each page's encoding back to its PLAIN bytes. */
 final class PageDecoder(path: String, verifyChecksums: Boolean) {
   private val crc = new CRC32
+
   /** Decompressed pages land here: every caller consumes a page before asking for the next, so
     * one buffer (as large as the largest page) serves all of them. */
   private var scratch = new Array[Byte](0)
@@ -35,8 +36,13 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
   /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). The
     * pages hold `kind` values, `maxValues` of them at most in all (the node's slots); variable-width
     * pages decode to at most `maxBytes` bytes in all. */
-  def foreachPage(chunk: ByteBuffer, chunkOffset: Long, kind: PageValues, maxValues: Int, maxBytes: Long = Long.MaxValue)
-                 (f: DecodedPage => Unit): Unit = {
+  def foreachPage(
+      chunk: ByteBuffer,
+      chunkOffset: Long,
+      kind: PageValues,
+      maxValues: Int,
+      maxBytes: Long = Long.MaxValue
+  )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
     val base = chunk.position()
@@ -45,15 +51,24 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
     while (at < end) {
       val fileOffset = chunkOffset + (at - base)
       val started = System.nanoTime()
-      if (end - at < PageHeader.Size) throw new InvalidFermionFileException(path, fileOffset, "page header runs past the end of its chunk")
+      if (end - at < PageHeader.Size)
+        throw new InvalidFermionFileException(path, fileOffset, "page header runs past the end of its chunk")
       val h = PageHeader.decode(chunk, at)
       val payloadAt = at + PageHeader.Size
       if (h.storedLength < 0 || h.storedLength > end - payloadAt || h.uncompressedLength < 0 || h.valueCount < 0)
-        throw new InvalidFermionFileException(path, fileOffset, s"page header is inconsistent (stored ${h.storedLength} bytes, ${end - payloadAt} left in chunk)")
+        throw new InvalidFermionFileException(
+          path,
+          fileOffset,
+          s"page header is inconsistent (stored ${h.storedLength} bytes, ${end - payloadAt} left in chunk)"
+        )
       if (h.encoding >= PageEncoding.all.size)
         throw new InvalidFermionFileException(path, fileOffset, s"unknown page encoding ${h.encoding}")
       if (h.valueCount > valuesLeft)
-        throw new InvalidFermionFileException(path, fileOffset, s"pages hold more values than the node's $maxValues slots")
+        throw new InvalidFermionFileException(
+          path,
+          fileOffset,
+          s"pages hold more values than the node's $maxValues slots"
+        )
       val (arr, arrOff) =
         if (chunk.hasArray) (chunk.array(), chunk.arrayOffset() + payloadAt)
         else { val a = new Array[Byte](h.storedLength); chunk.duplicate().position(payloadAt).get(a); (a, 0) }
@@ -65,14 +80,26 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
       val encoded = h.codec match {
         case PageCodec.None =>
           if (h.uncompressedLength != h.storedLength)
-            throw new InvalidFermionFileException(path, fileOffset, "uncompressed page with differing stored and raw lengths")
+            throw new InvalidFermionFileException(
+              path,
+              fileOffset,
+              "uncompressed page with differing stored and raw lengths"
+            )
           DecodedPage(arr, arrOff, h.storedLength, h.valueCount)
         case PageCodec.Zstd =>
           if (!PageCodec.announcesSize(PageCodec.Zstd, arr, arrOff, h.storedLength, h.uncompressedLength))
-            throw new InvalidFermionFileException(path, fileOffset, s"zstd page does not hold the ${h.uncompressedLength} bytes its header records")
+            throw new InvalidFermionFileException(
+              path,
+              fileOffset,
+              s"zstd page does not hold the ${h.uncompressedLength} bytes its header records"
+            )
           val raw = scratchOf(h.uncompressedLength)
           if (!PageCodec.decompress(PageCodec.Zstd, arr, arrOff, h.storedLength, raw, h.uncompressedLength))
-            throw new InvalidFermionFileException(path, fileOffset, "zstd page does not decompress to its recorded length")
+            throw new InvalidFermionFileException(
+              path,
+              fileOffset,
+              "zstd page does not decompress to its recorded length"
+            )
           DecodedPage(raw, 0, h.uncompressedLength, h.valueCount)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
@@ -82,10 +109,19 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
           try values.decode(h.encoding, encoded.bytes, encoded.off, encoded.len, h.valueCount, kind, bytesLeft)
           catch {
             case e: MalformedPageException =>
-              throw new InvalidFermionFileException(path, fileOffset, s"${PageEncoding.name(h.encoding)} page does not decode: ${e.getMessage}")
+              throw new InvalidFermionFileException(
+                path,
+                fileOffset,
+                s"${PageEncoding.name(h.encoding)} page does not decode: ${e.getMessage}"
+              )
             // The decoders check every count they read; this only backs them up against a case they miss.
-            case e @ (_: IndexOutOfBoundsException | _: NegativeArraySizeException | _: java.nio.BufferUnderflowException) =>
-              throw new InvalidFermionFileException(path, fileOffset, s"${PageEncoding.name(h.encoding)} page does not decode: $e")
+            case e @ (_: IndexOutOfBoundsException | _: NegativeArraySizeException | _: java
+                  .nio.BufferUnderflowException) =>
+              throw new InvalidFermionFileException(
+                path,
+                fileOffset,
+                s"${PageEncoding.name(h.encoding)} page does not decode: $e"
+              )
           }
           DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount)
         }

@@ -9,22 +9,28 @@ import java.util.concurrent.atomic.{AtomicInteger, AtomicReference}
   * one. So parallelism costs nothing when the cluster is saturated and cuts latency when a query
   * has fewer tasks than cores. */
 object ParallelDecode {
+
   /** Stripes with less than this many bytes to decode stay on the calling thread. */
   val MinParallelBytes: Long = 256L << 10
 
-  private lazy val pool = Executors.newFixedThreadPool(math.max(1, Runtime.getRuntime.availableProcessors()), new ThreadFactory {
-    private val n = new AtomicInteger
-    def newThread(r: Runnable): Thread = {
-      val t = new Thread(r, s"fermion-decode-${n.incrementAndGet()}")
-      t.setDaemon(true)
-      t
+  private lazy val pool = Executors.newFixedThreadPool(
+    math.max(1, Runtime.getRuntime.availableProcessors()),
+    new ThreadFactory {
+      private val n = new AtomicInteger
+      def newThread(r: Runnable): Thread = {
+        val t = new Thread(r, s"fermion-decode-${n.incrementAndGet()}")
+        t.setDaemon(true)
+        t
+      }
     }
-  })
+  )
 
   /** Runs `work(0 until items)`, each exactly once, on up to `threads` threads including the
     * caller; rethrows the first failure after every started item has finished. */
   def run(items: Int, threads: Int, bytes: Long)(work: Int => Unit): Unit = {
-    if (threads <= 1 || items <= 1 || bytes < MinParallelBytes) { var i = 0; while (i < items) { work(i); i += 1 }; return }
+    if (threads <= 1 || items <= 1 || bytes < MinParallelBytes) {
+      var i = 0; while (i < items) { work(i); i += 1 }; return
+    }
     val next = new AtomicInteger
     val done = new CountDownLatch(items)
     val failure = new AtomicReference[Throwable]

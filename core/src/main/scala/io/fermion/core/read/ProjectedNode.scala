@@ -8,8 +8,12 @@ import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeE
   * children, `firstStream` the index of the node's first stream in the column's CMB. Pruned
   * children are skipped by stream count, so selecting `a.b.c` touches only the streams of `a`, `b`
   * and `c` (the validity of each ancestor and the leaf's own streams). */
-final class ProjectedNode private (val field: FermionField, val firstStream: Int, val children: IndexedSeq[ProjectedNode],
-                                   val elementsDeferred: Boolean = false) {
+final class ProjectedNode private (
+    val field: FermionField,
+    val firstStream: Int,
+    val children: IndexedSeq[ProjectedNode],
+    val elementsDeferred: Boolean = false
+) {
   def streamOf(ownIndex: Int): Int = firstStream + ownIndex
 
   /** Every stream this projection reads, in stream order. */
@@ -20,12 +24,16 @@ final class ProjectedNode private (val field: FermionField, val firstStream: Int
     * read, and the decoded vector's element vector stays empty. What `size(col)` and null checks
     * need, and nothing else (seed: the offsets carry the lists' lengths). */
   def withoutElements: ProjectedNode = {
-    require(field.dataType == FermionType.List || field.dataType == FermionType.Map, s"${field.name} is not a list or map")
+    require(
+      field.dataType == FermionType.List || field.dataType == FermionType.Map,
+      s"${field.name} is not a list or map"
+    )
     new ProjectedNode(field, firstStream, children, elementsDeferred = true)
   }
 }
 
 object ProjectedNode {
+
   /** The whole column. */
   def full(field: FermionField): ProjectedNode = build(field, 0)
 
@@ -35,7 +43,11 @@ object ProjectedNode {
   def prune(field: FermionField, requested: FermionField): ProjectedNode = {
     def go(f: FermionField, r: FermionField, first: Int): ProjectedNode = {
       if (f.dataType != r.dataType)
-        throw new UnsupportedColumnTypeException(r.name, r.dataType.toString, s"the file stores this field as ${f.dataType}")
+        throw new UnsupportedColumnTypeException(
+          r.name,
+          r.dataType.toString,
+          s"the file stores this field as ${f.dataType}"
+        )
       f.dataType match {
         case FermionType.Struct =>
           val wanted = r.children.map(c => c.name.toLowerCase(Locale.ROOT) -> c).toMap
@@ -47,13 +59,20 @@ object ProjectedNode {
           }
           val missing = wanted.keySet -- f.children.map(_.name.toLowerCase(Locale.ROOT))
           if (missing.nonEmpty)
-            throw new UnsupportedColumnTypeException(s"${r.name}.${missing.head}", "?", "the file has no such struct field")
+            throw new UnsupportedColumnTypeException(
+              s"${r.name}.${missing.head}",
+              "?",
+              "the file has no such struct field"
+            )
           val keptChildren =
-            if (kept.nonEmpty || f.children.isEmpty) kept else IndexedSeq(build(f.children.head, first + f.ownStreamTypes.size))
+            if (kept.nonEmpty || f.children.isEmpty) kept
+            else IndexedSeq(build(f.children.head, first + f.ownStreamTypes.size))
           new ProjectedNode(f.copy(children = keptChildren.map(_.field)), first, keptChildren)
         case FermionType.List | FermionType.Map =>
           var next = first + f.ownStreamTypes.size
-          val kids = f.children.zip(r.children).map { case (c, rc) => val start = next; next += c.streamCount; go(c, rc, start) }
+          val kids = f.children.zip(r.children).map { case (c, rc) =>
+            val start = next; next += c.streamCount; go(c, rc, start)
+          }
           new ProjectedNode(f.copy(children = kids.map(_.field)), first, kids)
         case _ => new ProjectedNode(f, first, IndexedSeq.empty)
       }
@@ -63,7 +82,9 @@ object ProjectedNode {
 
   private def build(f: FermionField, first: Int): ProjectedNode = {
     var next = first + f.ownStreamTypes.size
-    val kids = f.children.map { c => val start = next; next += c.streamCount; build(c, start) }
+    val kids = f.children.map { c =>
+      val start = next; next += c.streamCount; build(c, start)
+    }
     new ProjectedNode(f, first, kids)
   }
 }

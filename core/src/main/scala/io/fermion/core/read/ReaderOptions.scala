@@ -33,7 +33,8 @@ object ReaderOptions {
     val VerifyChecksums = "verifyChecksums"
     val DecodeThreads = "decodeThreads"
     val FilterPushdown = "filterPushdown"
-    val all: Seq[String] = Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, DecodeThreads, FilterPushdown)
+    val all: Seq[String] =
+      Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, DecodeThreads, FilterPushdown)
   }
 
   def parse(options: Map[String, String]): ReaderOptions = {
@@ -41,17 +42,29 @@ object ReaderOptions {
     def get(key: String): Option[String] = lower.get(key.toLowerCase(java.util.Locale.ROOT))
     val d = ReaderOptions()
     ReaderOptions(
-      tailPrefetchBytes = get(Keys.TailPrefetch).map(v => OptionValues.bytes(Keys.TailPrefetch, v, 1L << 30).toInt).getOrElse(d.tailPrefetchBytes),
-      cmbEagerLoadThreshold = get(Keys.EagerLoadThreshold).map(v => OptionValues.bytes(Keys.EagerLoadThreshold, v, Long.MaxValue)).getOrElse(d.cmbEagerLoadThreshold),
-      coalesceGapBytes = get(Keys.CoalesceGap).map(v => OptionValues.bytes(Keys.CoalesceGap, v, Long.MaxValue)).getOrElse(d.coalesceGapBytes),
-      maxCoalescedBytes = get(Keys.MaxCoalesced).map(v => OptionValues.bytes(Keys.MaxCoalesced, v, 1L << 30)).getOrElse(d.maxCoalescedBytes),
+      tailPrefetchBytes =
+        get(Keys.TailPrefetch).map(v => OptionValues.bytes(Keys.TailPrefetch, v, 1L << 30).toInt).getOrElse(
+          d.tailPrefetchBytes
+        ),
+      cmbEagerLoadThreshold = get(Keys.EagerLoadThreshold).map(v =>
+        OptionValues.bytes(Keys.EagerLoadThreshold, v, Long.MaxValue)
+      ).getOrElse(d.cmbEagerLoadThreshold),
+      coalesceGapBytes =
+        get(Keys.CoalesceGap).map(v => OptionValues.bytes(Keys.CoalesceGap, v, Long.MaxValue)).getOrElse(
+          d.coalesceGapBytes
+        ),
+      maxCoalescedBytes = get(Keys.MaxCoalesced).map(v => OptionValues.bytes(Keys.MaxCoalesced, v, 1L << 30)).getOrElse(
+        d.maxCoalescedBytes
+      ),
       decodeThreads = get(Keys.DecodeThreads).map { v =>
         val n = OptionValues.int(Keys.DecodeThreads, v)
         OptionValues.wrap(Keys.DecodeThreads, v)(require(n >= 1 && n <= 64, "must be between 1 and 64"))
         n
       }.getOrElse(d.decodeThreads),
-      verifyChecksums = get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums),
-      filterPushdown = get(Keys.FilterPushdown).map(v => OptionValues.bool(Keys.FilterPushdown, v)).getOrElse(d.filterPushdown)
+      verifyChecksums =
+        get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums),
+      filterPushdown =
+        get(Keys.FilterPushdown).map(v => OptionValues.bool(Keys.FilterPushdown, v)).getOrElse(d.filterPushdown)
     )
   }
 }

@@ -4,6 +4,7 @@ package io.fermion.core.read
   * statistics leave of a stripe for a filter. Page boundaries differ between columns, so a filter
   * over two columns intersects (AND) or unites (OR) their page ranges row by row. */
 final class RowRanges private (private val bounds: Array[Int]) {
+
   /** Number of ranges. */
   def size: Int = bounds.length / 2
   def start(i: Int): Int = bounds(2 * i)
@@ -56,7 +57,8 @@ final class RowRanges private (private val bounds: Array[Int]) {
     out
   }
 
-  override def equals(o: Any): Boolean = o match { case r: RowRanges => java.util.Arrays.equals(bounds, r.bounds); case _ => false }
+  override def equals(o: Any): Boolean =
+    o match { case r: RowRanges => java.util.Arrays.equals(bounds, r.bounds); case _ => false }
   override def hashCode: Int = java.util.Arrays.hashCode(bounds)
   override def toString: String = (0 until size).map(i => s"[${start(i)}, ${end(i)})").mkString("RowRanges(", ", ", ")")
 }

@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 /** Converts between Arrow schemas (what the writer is given and the reader produces) and Fermion
   * schemas. Types without a Fermion counterpart are rejected with the column's dotted path. */
 object ArrowSchemaMapping {
+
   /** Instants are handed out in UTC; the session time zone only matters for display. */
   val UtcZone = "UTC"
 
@@ -23,10 +24,12 @@ object ArrowSchemaMapping {
           // Arrow: map<entries: struct<key, value>>; Fermion keeps key and value as the map's children.
           val entries = f.getChildren.get(0)
           val kv = entries.getChildren.asScala.map(c => convert(c, s"$path.${c.getName}")).toIndexedSeq
-          if (kv.size != 2) throw new UnsupportedColumnTypeException(path, f.getType.toString, "a map needs a key and a value")
+          if (kv.size != 2)
+            throw new UnsupportedColumnTypeException(path, f.getType.toString, "a map needs a key and a value")
           FermionField(f.getName, id, FermionType.Map, f.isNullable, IndexedSeq(kv(0).copy(nullable = false), kv(1)))
         // Large lists (64-bit offsets) are stored like lists: a stripe never holds 2^31 elements.
-        case _: ArrowType.List | _: ArrowType.LargeList => FermionField(f.getName, id, FermionType.List, f.isNullable, kids)
+        case _: ArrowType.List | _: ArrowType.LargeList =>
+          FermionField(f.getName, id, FermionType.List, f.isNullable, kids)
         case t => FermionField(f.getName, id, leafType(t, path), f.isNullable)
       }
     }
@@ -35,7 +38,8 @@ object ArrowSchemaMapping {
 
   private def leafType(t: ArrowType, path: String): FermionType = t match {
     case _: ArrowType.Bool => FermionType.Bool
-    case i: ArrowType.Int if i.getIsSigned => i.getBitWidth match {
+    case i: ArrowType.Int if i.getIsSigned =>
+      i.getBitWidth match {
         case 8 => FermionType.Int8
         case 16 => FermionType.Int16
         case 32 => FermionType.Int32
@@ -60,8 +64,12 @@ object ArrowSchemaMapping {
       case FermionType.Struct => field(f.name, f.nullable, ArrowType.Struct.INSTANCE, f.children.map(toArrowField))
       case FermionType.List => field(f.name, f.nullable, ArrowType.List.INSTANCE, f.children.map(toArrowField))
       case FermionType.Map =>
-        val entries = field("entries", nullable = false, ArrowType.Struct.INSTANCE,
-          Seq(toArrowField(f.children(0).copy(nullable = false)), toArrowField(f.children(1))))
+        val entries = field(
+          "entries",
+          nullable = false,
+          ArrowType.Struct.INSTANCE,
+          Seq(toArrowField(f.children(0).copy(nullable = false)), toArrowField(f.children(1)))
+        )
         field(f.name, f.nullable, new ArrowType.Map(false), Seq(entries))
       case leaf =>
         val arrowType: ArrowType = leaf match {

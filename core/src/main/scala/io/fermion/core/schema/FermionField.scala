@@ -11,6 +11,7 @@ final case class FermionField(
     nullable: Boolean,
     children: IndexedSeq[FermionField] = IndexedSeq.empty
 ) {
+
   /** This node's own streams: VALIDITY, then OFFSETS for lists, maps and variable-width values,
     * then DATA for leaves. */
   def ownStreamTypes: IndexedSeq[Int] = dataType match {

@@ -16,13 +16,17 @@ object FermionType {
   case object Float64 extends FermionType(6, "float64")
   case object Utf8 extends FermionType(7, "string")
   case object Binary extends FermionType(8, "binary")
+
   /** Days since 1970-01-01. */
   case object Date32 extends FermionType(9, "date32")
+
   /** Microseconds since the epoch; `utcAdjusted` is an instant (Spark TIMESTAMP), otherwise a
     * local date-time (Spark TIMESTAMP_NTZ). */
-  final case class Timestamp(utcAdjusted: Boolean) extends FermionType(10, if (utcAdjusted) "timestamp" else "timestamp_ntz")
+  final case class Timestamp(utcAdjusted: Boolean)
+      extends FermionType(10, if (utcAdjusted) "timestamp" else "timestamp_ntz")
   final case class Decimal(precision: Int, scale: Int) extends FermionType(11, s"decimal($precision,$scale)") {
     require(precision >= 1 && precision <= 38, s"decimal precision $precision is outside 1..38")
+
     /** Unscaled values up to 18 digits are stored as int64, wider ones as 16-byte integers. */
     def storedWidth: Int = if (precision <= 18) 8 else 16
   }

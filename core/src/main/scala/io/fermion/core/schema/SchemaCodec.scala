@@ -20,10 +20,10 @@ object SchemaCodec {
     def putInt(v: Int): Unit = { tmp.clear(); tmp.putInt(v); out.write(tmp.array(), 0, 4) }
     def node(f: FermionField): Unit = {
       val name = f.name.getBytes(StandardCharsets.UTF_8)
-      require(name.length <= 0xFFFF, s"field name of ${name.length} bytes is too long")
+      require(name.length <= 0xffff, s"field name of ${name.length} bytes is too long")
       out.write(f.dataType.id)
       out.write(if (f.nullable) 1 else 0)
-      out.write(name.length & 0xFF); out.write(name.length >>> 8)
+      out.write(name.length & 0xff); out.write(name.length >>> 8)
       putInt(f.fieldId)
       out.write(name)
       f.dataType match {
@@ -38,7 +38,9 @@ object SchemaCodec {
         case FermionType.Struct => None
         case _ => Some(0)
       }
-      expectedChildren.foreach(n => require(f.children.size == n, s"${f.dataType} field `${f.name}` must have $n children, has ${f.children.size}"))
+      expectedChildren.foreach(n =>
+        require(f.children.size == n, s"${f.dataType} field `${f.name}` must have $n children, has ${f.children.size}")
+      )
       f.children.foreach(node)
     }
     putInt(schema.fields.size)
@@ -55,9 +57,9 @@ object SchemaCodec {
     def node(depth: Int): FermionField = {
       if (depth > 1000) throw new IllegalArgumentException("schema nesting deeper than 1000")
       need(8)
-      val typeId = b.get() & 0xFF
+      val typeId = b.get() & 0xff
       val nullable = (b.get() & 1) != 0
-      val nameLen = b.getShort() & 0xFFFF
+      val nameLen = b.getShort() & 0xffff
       val fieldId = b.getInt()
       need(nameLen)
       val nameBytes = new Array[Byte](nameLen)
@@ -78,7 +80,7 @@ object SchemaCodec {
         case 10 => need(1); leaf(FermionType.Timestamp(b.get() != 0))
         case 11 =>
           need(2)
-          val p = b.get() & 0xFF
+          val p = b.get() & 0xff
           val s = b.get().toInt
           if (p < 1 || p > 38 || s < 0 || s > p) throw new IllegalArgumentException(s"invalid decimal($p,$s) in schema")
           leaf(FermionType.Decimal(p, s))
@@ -98,7 +100,8 @@ object SchemaCodec {
     val fields = new ArrayBuffer[FermionField](math.min(n, 1 << 20))
     var i = 0
     while (i < n) { fields += node(0); i += 1 }
-    if (b.remaining() != 0) throw new IllegalArgumentException(s"${b.remaining()} bytes left after the last schema node")
+    if (b.remaining() != 0)
+      throw new IllegalArgumentException(s"${b.remaining()} bytes left after the last schema node")
     FermionSchema(fields.toIndexedSeq)
   }
 }

@@ -19,7 +19,8 @@ object RangeCoalescer {
     var start = -1L
     var end = -1L
     val members = ArrayBuffer.empty[ByteRange]
-    def flush(): Unit = if (members.nonEmpty) { out += Merged(ByteRange(start, end - start), members.toIndexedSeq); members.clear() }
+    def flush(): Unit =
+      if (members.nonEmpty) { out += Merged(ByteRange(start, end - start), members.toIndexedSeq); members.clear() }
     sorted.foreach { r =>
       if (members.nonEmpty && r.offset - end <= maxGap && math.max(end, r.end) - start <= maxMergedLength) {
         end = math.max(end, r.end)

@@ -12,6 +12,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
 trait InputFile extends Closeable {
   def path: String
   def length: Long
+
   /** Bytes fetched from storage so far (for metrics and the wide-table benchmark). */
   def bytesRead: Long
   def readFully(offset: Long, len: Int): ByteBuffer
@@ -31,19 +32,22 @@ trait InputFile extends Closeable {
     * costs more than a megabyte, on a local disk a second small read is cheaper than a large one. */
   def defaultTailPrefetch: Long = 1L << 20
 
-  protected final def checkRange(offset: Long, len: Long): Unit =
-    if (offset < 0 || len < 0 || offset + len > length) throw new FermionOffsetOutOfRangeException(path, offset, len, length)
+  final protected def checkRange(offset: Long, len: Long): Unit =
+    if (offset < 0 || len < 0 || offset + len > length)
+      throw new FermionOffsetOutOfRangeException(path, offset, len, length)
 }
 
 /** An [[InputFile]] over Hadoop's FileSystem (local, HDFS, S3A): positional reads, no seeks. */
-final class HadoopInputFile private (val path: String, val length: Long, in: FSDataInputStream, local: Boolean) extends InputFile {
+final class HadoopInputFile private (val path: String, val length: Long, in: FSDataInputStream, local: Boolean)
+    extends InputFile {
   private val read = new java.util.concurrent.atomic.AtomicLong
   def bytesRead: Long = read.get()
   override def defaultCoalesceGap: Long = if (local) 16L << 10 else 1L << 20
   override def defaultTailPrefetch: Long = if (local) 64L << 10 else 1L << 20
   private val vectored = in.hasCapability(org.apache.hadoop.fs.StreamCapabilities.VECTOREDIO)
 
-  override def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {
+  override def readRanges(ranges: IndexedSeq[ByteRange])
+      : IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {
     if (!vectored || ranges.isEmpty) return super.readRanges(ranges)
     ranges.foreach(r => checkRange(r.offset, r.length))
     val fileRanges = ranges.map(r => org.apache.hadoop.fs.FileRange.createFileRange(r.offset, r.length.toInt))
@@ -51,11 +55,15 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
     ranges.zip(fileRanges).map { case (r, fr) =>
       fr.getData.handle[ByteBuffer] { (b, err) =>
         if (err != null) {
-          val cause = err match { case c: java.util.concurrent.CompletionException if c.getCause != null => c.getCause; case other => other }
+          val cause = err match {
+            case c: java.util.concurrent.CompletionException if c.getCause != null => c.getCause; case other => other
+          }
           cause match {
             case _: EOFException => throw new FermionOffsetOutOfRangeException(path, r.offset, r.length, length)
-            case other => throw new java.io.UncheckedIOException(s"reading $path at ${r.offset} (${r.length} bytes)",
-                other match { case io: java.io.IOException => io; case t => new java.io.IOException(t) })
+            case other => throw new java.io.UncheckedIOException(
+                s"reading $path at ${r.offset} (${r.length} bytes)",
+                other match { case io: java.io.IOException => io; case t => new java.io.IOException(t) }
+              )
           }
         }
         read.addAndGet(r.length)

@@ -15,7 +15,9 @@ final class PositionedOutputFile private (val path: String, out: OutputStream, s
   def write(bytes: Array[Byte], off: Int, len: Int): Unit = { out.write(bytes, off, len); pos += len }
 
   /** Flushes to durable storage before closing: a dataset commit refers to the file right after. */
-  def close(): Unit = try { out.flush(); sync() } finally out.close()
+  def close(): Unit =
+    try { out.flush(); sync() }
+    finally out.close()
 }
 
 object PositionedOutputFile {

@@ -21,7 +21,8 @@ object DataFileListing {
     else {
       val status = fs.getFileStatus(table)
       if (status.isFile) IndexedSeq(status)
-      else fs.listStatus(table).filter(s => s.isFile && isDataFile(s.getPath.getName)).sortBy(_.getPath.getName).toIndexedSeq
+      else
+        fs.listStatus(table).filter(s => s.isFile && isDataFile(s.getPath.getName)).sortBy(_.getPath.getName).toIndexedSeq
     }
   }
 }

@@ -16,7 +16,8 @@ object BloomHashes {
         var at = 0
         var i = 0
         while (i < rows) {
-          val len = (lb(i * 4) & 0xFF) | ((lb(i * 4 + 1) & 0xFF) << 8) | ((lb(i * 4 + 2) & 0xFF) << 16) | (lb(i * 4 + 3) << 24)
+          val len =
+            (lb(i * 4) & 0xff) | ((lb(i * 4 + 1) & 0xff) << 8) | ((lb(i * 4 + 2) & 0xff) << 16) | (lb(i * 4 + 3) << 24)
           if (valid(i)) out += XxHash64.hash(col.data.array, at, len)
           at += len
           i += 1

@@ -20,6 +20,7 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
   val validity = new GrowableBits
   val lengths = new GrowableBytes(1024)
   val data = new GrowableBytes(4096)
+
   /** Booleans are bit-packed: their DATA is a bitmap. */
   val dataBits = new GrowableBits
   val children: IndexedSeq[ColumnNodeBuffer] = field.children.map(c => new ColumnNodeBuffer(c, path + "." + c.name))
@@ -35,7 +36,9 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
   def nullCount: Int = nulls
 
   def bufferedBytes: Long =
-    validity.byteLength.toLong + lengths.length + data.length + dataBits.byteLength + children.iterator.map(_.bufferedBytes).sum
+    validity.byteLength.toLong + lengths.length + data.length + dataBits.byteLength + children.iterator.map(
+      _.bufferedBytes
+    ).sum
 
   def clear(): Unit = {
     validity.clear(); lengths.clear(); data.clear(); dataBits.clear(); slots = 0; nulls = 0
@@ -55,7 +58,9 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
     v match {
       case s: StructVector =>
         var c = 0
-        while (c < children.size) { children(c).append(s.getChildByOrdinal(c).asInstanceOf[FieldVector], from, count); c += 1 }
+        while (c < children.size) {
+          children(c).append(s.getChildByOrdinal(c).asInstanceOf[FieldVector], from, count); c += 1
+        }
       case l: ListVector =>
         val offsets = l.getOffsetBuffer
         appendList(l, from, end, listElements(l), row => offsets.getInt(row.toLong * 4).toLong)
@@ -75,7 +80,8 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
         if (v.getNullCount > 0) {
           i = from
           while (i < end) {
-            if (f.isNull(i)) java.util.Arrays.fill(data.array, at + (i - from) * width, at + (i - from + 1) * width, 0.toByte)
+            if (f.isNull(i))
+              java.util.Arrays.fill(data.array, at + (i - from) * width, at + (i - from + 1) * width, 0.toByte)
             i += 1
           }
         }
@@ -86,7 +92,9 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
         val offsets = lw.getOffsetBuffer
         appendVariable(lw, lw.getDataBuffer, from, end, row => offsets.getLong(row.toLong * 8))
       case other =>
-        throw new IllegalArgumentException(s"column `${field.name}` (${field.dataType}) cannot be written from ${other.getClass.getSimpleName}")
+        throw new IllegalArgumentException(
+          s"column `${field.name}` (${field.dataType}) cannot be written from ${other.getClass.getSimpleName}"
+        )
     }
     slots += count
   }
@@ -96,11 +104,20 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
   private def listElements(l: ListVector): IndexedSeq[FieldVector] = l match {
     case m: MapVector =>
       val entries = m.getDataVector.asInstanceOf[StructVector]
-      IndexedSeq(entries.getChildByOrdinal(0).asInstanceOf[FieldVector], entries.getChildByOrdinal(1).asInstanceOf[FieldVector])
+      IndexedSeq(
+        entries.getChildByOrdinal(0).asInstanceOf[FieldVector],
+        entries.getChildByOrdinal(1).asInstanceOf[FieldVector]
+      )
     case _ => IndexedSeq(l.getDataVector)
   }
 
-  private def appendList(l: FieldVector, from: Int, end: Int, elements: IndexedSeq[FieldVector], offset: Int => Long): Unit = {
+  private def appendList(
+      l: FieldVector,
+      from: Int,
+      end: Int,
+      elements: IndexedSeq[FieldVector],
+      offset: Int => Long
+  ): Unit = {
     var runStart = -1
     var runEnd = -1
     def flush(): Unit = if (runEnd > runStart) {
@@ -124,7 +141,13 @@ final class ColumnNodeBuffer(val field: FermionField, val path: String) {
     flush()
   }
 
-  private def appendVariable(v: FieldVector, bytes: org.apache.arrow.memory.ArrowBuf, from: Int, end: Int, offset: Int => Long): Unit = {
+  private def appendVariable(
+      v: FieldVector,
+      bytes: org.apache.arrow.memory.ArrowBuf,
+      from: Int,
+      end: Int,
+      offset: Int => Long
+  ): Unit = {
     var i = from
     while (i < end) {
       if (v.isNull(i)) lengths.putInt(0)

@@ -17,11 +17,15 @@ import org.apache.hadoop.fs.Path
   * buffered per column until the stripe is full, then every column's streams are cut into pages
   * and appended; at close the CMBs, schema, stripe directory, CIT and footer follow. Memory is
   * bounded by one stripe buffer plus the per-chunk records kept for the CMBs. */
-final class FermionFileWriter private (out: PositionedOutputFile, val schema: FermionSchema, options: WriterOptions,
-                                       stripeLayout: Option[IndexedSeq[Int]])
-    extends Closeable {
+final class FermionFileWriter private (
+    out: PositionedOutputFile,
+    val schema: FermionSchema,
+    options: WriterOptions,
+    stripeLayout: Option[IndexedSeq[Int]]
+) extends Closeable {
   private val columns = schema.fields.map(new ColumnNodeBuffer(_))
   private val streamTypes = schema.fields.map(_.streamTypes)
+
   /** Per column, per stream, one record per stripe written so far. */
   private val chunks = streamTypes.map(_.map(_ => ArrayBuffer.empty[ChunkRecord]))
   private val stripes = ArrayBuffer.empty[StripeDirectory.Entry]
@@ -42,7 +46,8 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
     // validity bit rounded up; variable-width values guessed at 16 bytes, lists at 4 elements
     def estimate(f: io.fermion.core.schema.FermionField): Long = f.dataType match {
       case io.fermion.core.schema.FermionType.Struct => 1 + f.children.map(estimate).sum
-      case io.fermion.core.schema.FermionType.List | io.fermion.core.schema.FermionType.Map => 5 + 4 * f.children.map(estimate).sum
+      case io.fermion.core.schema.FermionType.List | io.fermion.core.schema.FermionType.Map =>
+        5 + 4 * f.children.map(estimate).sum
       case t => val w = io.fermion.core.schema.FermionType.fixedWidth(t); if (w > 0) w + 1 else 17
     }
     val rowBytes = schema.fields.map(estimate).sum.max(1)
@@ -76,7 +81,8 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
   /** Rows the current stripe takes: a forced layout's next count, else the row limit. */
   private def stripeLimit: Int = stripeLayout match {
     case Some(layout) =>
-      if (stripes.size >= layout.size) throw new IllegalStateException(s"more rows than the forced stripe layout holds (${layout.sum})")
+      if (stripes.size >= layout.size)
+        throw new IllegalStateException(s"more rows than the forced stripe layout holds (${layout.sum})")
       layout(stripes.size)
     case None => options.stripeMaxRows
   }
@@ -135,20 +141,24 @@ final class FermionFileWriter private (out: PositionedOutputFile, val schema: Fe
         defaultPageSize = options.pageSize,
         metadataCrc32 = 0
       )
-      crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes); crc.update(unsealed.crcCoveredBytes())
+      crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes);
+      crc.update(unsealed.crcCoveredBytes())
       out.write(unsealed.copy(metadataCrc32 = crc.getValue.toInt).encode())
     } finally out.close()
   }
 
   def rowsWritten: Long = totalRows + stripeRows
   def bytesWritten: Long = out.position
+
   /** The largest stripe buffer this writer held, in bytes (the writer-memory benchmark reads it). */
   def peakBufferedBytes: Long = peakBuffered
+
   /** Pages written so far per encoding name (for tests, benchmarks and progress reports). */
   def pagesByEncoding: Map[String, Long] = pageWriter.encodingCounts.map { case (id, n) => PageEncoding.name(id) -> n }
 }
 
 object FermionFileWriter {
+
   /** Every `column.<path>` override must name a node of the schema: a misspelt column would
     * otherwise silently keep the defaults. */
   def checkColumnPaths(schema: FermionSchema, options: WriterOptions): Unit = {
@@ -159,13 +169,17 @@ object FermionFileWriter {
     val known = schema.fields.flatMap(paths(_, "")).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
     options.overriddenPaths.find(p => !known.contains(p.toLowerCase(java.util.Locale.ROOT))).foreach { p =>
       throw new IllegalArgumentException(
-        s"Invalid Fermion write option: column.$p.* names no column (columns: ${schema.fields.map(_.name).mkString(", ")})")
+        s"Invalid Fermion write option: column.$p.* names no column (columns: ${schema.fields.map(_.name).mkString(", ")})"
+      )
     }
     def bloomable(c: String, what: String): Unit = {
       val f = schema.indexOf(c).map(schema.fields).getOrElse(throw new IllegalArgumentException(
-        s"Invalid Fermion write option: $what names `$c`, which is not a top-level column (columns: ${schema.fields.map(_.name).mkString(", ")})"))
+        s"Invalid Fermion write option: $what names `$c`, which is not a top-level column (columns: ${schema.fields.map(_.name).mkString(", ")})"
+      ))
       if (!io.fermion.core.bloom.BloomValues.supports(f.dataType))
-        throw new IllegalArgumentException(s"Invalid Fermion write option: $what: `${f.name}` (${f.dataType}) cannot have a bloom filter")
+        throw new IllegalArgumentException(
+          s"Invalid Fermion write option: $what: `${f.name}` (${f.dataType}) cannot have a bloom filter"
+        )
     }
     options.bloomFilterColumns.foreach(c => bloomable(c, "bloomFilterColumns"))
     options.columns.foreach { case (p, o) => if (o.bloomFilter.contains(true)) bloomable(p, s"column.$p.bloomFilter") }
@@ -176,9 +190,14 @@ object FermionFileWriter {
 
   /** A writer whose stripes hold exactly `stripeRows(i)` rows each: the layout of another file of
     * the same fragment, so that a reader reads stripe i of both side by side. */
-  def createAligned(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions, stripeRows: IndexedSeq[Int]): FermionFileWriter = {
+  def createAligned(
+      path: Path,
+      conf: Configuration,
+      schema: FermionSchema,
+      options: WriterOptions,
+      stripeRows: IndexedSeq[Int]
+  ): FermionFileWriter = {
     require(stripeRows.forall(_ > 0), "stripes of an aligned layout hold rows")
     new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options, Some(stripeRows))
   }
 }
-

@@ -14,7 +14,8 @@ final class GrowableBytes(initial: Int = 1024) {
   def ensure(extra: Int): Unit = {
     val need = len.toLong + extra
     if (need > bytes.length) {
-      if (need > Int.MaxValue - 16) throw new IllegalStateException("a stripe buffer cannot exceed 2 GiB; lower stripeBytes")
+      if (need > Int.MaxValue - 16)
+        throw new IllegalStateException("a stripe buffer cannot exceed 2 GiB; lower stripeBytes")
       bytes = java.util.Arrays.copyOf(bytes, math.max(need, math.min(Int.MaxValue - 16L, bytes.length * 2L)).toInt)
     }
   }
@@ -30,7 +31,8 @@ final class GrowableBytes(initial: Int = 1024) {
 
   def putInt(v: Int): Unit = {
     ensure(4)
-    bytes(len) = v.toByte; bytes(len + 1) = (v >>> 8).toByte; bytes(len + 2) = (v >>> 16).toByte; bytes(len + 3) = (v >>> 24).toByte
+    bytes(len) = v.toByte; bytes(len + 1) = (v >>> 8).toByte; bytes(len + 2) = (v >>> 16).toByte;
+    bytes(len + 3) = (v >>> 24).toByte
     len += 4
   }
 

@@ -13,8 +13,16 @@ import io.fermion.core.schema.FermionType
   *  - 16-byte decimals: none.
   */
 object PageStatistics {
+
   /** Statistics of fixed-width slots [row, row + count) of `buf` (null slots skipped). */
-  def fixed(t: FermionType, data: Array[Byte], validity: Array[Byte], hasNulls: Boolean, row: Int, count: Int): ValueStats = t match {
+  def fixed(
+      t: FermionType,
+      data: Array[Byte],
+      validity: Array[Byte],
+      hasNulls: Boolean,
+      row: Int,
+      count: Int
+  ): ValueStats = t match {
     case FermionType.Float32 | FermionType.Float64 => floating(t, data, validity, hasNulls, row, count)
     case d: FermionType.Decimal if d.storedWidth == 16 => ValueStats.None
     case _ =>
@@ -35,7 +43,14 @@ object PageStatistics {
       if (seen) ValueStats(ValueStats.HasMinMax, min, max) else ValueStats.None
   }
 
-  private def floating(t: FermionType, data: Array[Byte], validity: Array[Byte], hasNulls: Boolean, row: Int, count: Int): ValueStats = {
+  private def floating(
+      t: FermionType,
+      data: Array[Byte],
+      validity: Array[Byte],
+      hasNulls: Boolean,
+      row: Int,
+      count: Int
+  ): ValueStats = {
     val w = FermionType.fixedWidth(t)
     var min = Double.PositiveInfinity
     var max = Double.NegativeInfinity
@@ -45,7 +60,8 @@ object PageStatistics {
     while (i < row + count) {
       if (!hasNulls || Bits.get(validity, i)) {
         val raw = readSigned(data, i * w, w)
-        val v = if (w == 4) java.lang.Float.intBitsToFloat(raw.toInt).toDouble else java.lang.Double.longBitsToDouble(raw)
+        val v =
+          if (w == 4) java.lang.Float.intBitsToFloat(raw.toInt).toDouble else java.lang.Double.longBitsToDouble(raw)
         if (v.isNaN) nan = true
         else {
           if (v < min || (v == 0.0 && min == 0.0)) min = if (v == 0.0) -0.0 else v
@@ -56,7 +72,11 @@ object PageStatistics {
       i += 1
     }
     val flags = ValueStats.DoubleBits | (if (nan) ValueStats.HasNaN else 0)
-    if (seen) ValueStats(flags | ValueStats.HasMinMax, java.lang.Double.doubleToRawLongBits(min), java.lang.Double.doubleToRawLongBits(max))
+    if (seen) ValueStats(
+      flags | ValueStats.HasMinMax,
+      java.lang.Double.doubleToRawLongBits(min),
+      java.lang.Double.doubleToRawLongBits(max)
+    )
     else ValueStats(flags, 0L, 0L)
   }
 
@@ -73,7 +93,13 @@ object PageStatistics {
   }
 
   /** Prefix statistics of variable-width values; `starts(i)`/`lens(i)` index into `data`. */
-  def prefixes(data: Array[Byte], starts: Array[Int], lens: Array[Int], valid: Array[Boolean], count: Int): ValueStats = {
+  def prefixes(
+      data: Array[Byte],
+      starts: Array[Int],
+      lens: Array[Int],
+      valid: Array[Boolean],
+      count: Int
+  ): ValueStats = {
     var min = -1L
     var max = 0L
     var seen = false
@@ -95,7 +121,7 @@ object PageStatistics {
     var p = 0L
     var k = 0
     while (k < 8) {
-      p = (p << 8) | (if (k < len) (data(start + k) & 0xFF).toLong else 0L)
+      p = (p << 8) | (if (k < len) (data(start + k) & 0xff).toLong else 0L)
       k += 1
     }
     p
@@ -103,12 +129,13 @@ object PageStatistics {
 
   def readSigned(data: Array[Byte], at: Int, w: Int): Long = w match {
     case 1 => data(at).toLong
-    case 2 => ((data(at) & 0xFF) | (data(at + 1) << 8)).toShort.toLong
-    case 4 => ((data(at) & 0xFF) | ((data(at + 1) & 0xFF) << 8) | ((data(at + 2) & 0xFF) << 16) | (data(at + 3) << 24)).toLong
+    case 2 => ((data(at) & 0xff) | (data(at + 1) << 8)).toShort.toLong
+    case 4 =>
+      ((data(at) & 0xff) | ((data(at + 1) & 0xff) << 8) | ((data(at + 2) & 0xff) << 16) | (data(at + 3) << 24)).toLong
     case 8 =>
       var v = 0L
       var k = 7
-      while (k >= 0) { v = (v << 8) | (data(at + k) & 0xFF); k -= 1 }
+      while (k >= 0) { v = (v << 8) | (data(at + k) & 0xff); k -= 1 }
       v
   }
 }

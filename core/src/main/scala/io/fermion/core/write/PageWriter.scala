@@ -30,8 +30,14 @@ final class PageWriter(out: PositionedOutputFile) {
     emit(encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded), n, col)
   }
 
-  def writeVariable(bytes: Array[Byte], starts: Array[Int], lens: Array[Int], valid: Array[Boolean], n: Int,
-                    col: ColumnWriteOptions): Int = {
+  def writeVariable(
+      bytes: Array[Byte],
+      starts: Array[Int],
+      lens: Array[Int],
+      valid: Array[Boolean],
+      n: Int,
+      col: ColumnWriteOptions
+  ): Int = {
     encoded.clear()
     emit(encoder.encodeVariable(bytes, starts, lens, valid, n, col.encodings, encoded), n, col)
   }

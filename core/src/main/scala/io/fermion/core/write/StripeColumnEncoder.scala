@@ -34,8 +34,9 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         val empty = ChunkRecord.Empty.copy(nullCount = col.nullCount)
         if (allNull || rows == 0) empty
         else if (col.isBool) boolDataChunk(col, hasNulls, settings)
-        else if (col.isVariable) { if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings), settings) }
-        else withBloom(col, fixedDataChunk(col, hasNulls, settings), settings)
+        else if (col.isVariable) {
+          if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings), settings)
+        } else withBloom(col, fixedDataChunk(col, hasNulls, settings), settings)
     }
   }
 
@@ -56,11 +57,14 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     val crc = new java.util.zip.CRC32
     crc.update(bytes)
     out.write(bytes)
-    out.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(crc.getValue.toInt).array())
+    out.write(
+      java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(crc.getValue.toInt).array()
+    )
     rec.copy(bloomLength = bytes.length + 4)
   }
 
-  private def alignedRows(bytesPerRow: Int, settings: ColumnWriteOptions): Int = math.max(8, (settings.pageSize / bytesPerRow) & ~7)
+  private def alignedRows(bytesPerRow: Int, settings: ColumnWriteOptions): Int =
+    math.max(8, (settings.pageSize / bytesPerRow) & ~7)
 
   private def lengthsNonZero(col: ColumnNodeBuffer): Boolean = {
     val a = col.lengths.array
@@ -110,63 +114,69 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, col.nullCount, stats, recs.toIndexedSeq)
   }
 
-  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
-    val w = col.width
-    val perPage = math.min(alignedRows(w, settings), settings.pageRows)
-    var row = 0
-    while (row < col.rowCount) {
-      val n = math.min(perPage, col.rowCount - row)
-      val stats = PageStatistics.fixed(col.field.dataType, col.data.array, col.validity.array, hasNulls, row, n)
-      val size = pages.writeFixed(col.data.array, row * w, n, w, settings)
-      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
-      row += n
+  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord =
+    dataChunk(col) { recs =>
+      val w = col.width
+      val perPage = math.min(alignedRows(w, settings), settings.pageRows)
+      var row = 0
+      while (row < col.rowCount) {
+        val n = math.min(perPage, col.rowCount - row)
+        val stats = PageStatistics.fixed(col.field.dataType, col.data.array, col.validity.array, hasNulls, row, n)
+        val size = pages.writeFixed(col.data.array, row * w, n, w, settings)
+        recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+        row += n
+      }
     }
-  }
 
-  private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
-    val perPage = math.min(settings.pageSize * 8, settings.pageRows)
-    var row = 0
-    while (row < col.rowCount) {
-      val n = math.min(perPage, col.rowCount - row)
-      val stats = PageStatistics.bools(col.dataBits.array, col.validity.array, hasNulls, row, n)
-      val size = pages.writeBitmap(col.dataBits.array, row >>> 3, n, settings)
-      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
-      row += n
+  private def boolDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord =
+    dataChunk(col) { recs =>
+      val perPage = math.min(settings.pageSize * 8, settings.pageRows)
+      var row = 0
+      while (row < col.rowCount) {
+        val n = math.min(perPage, col.rowCount - row)
+        val stats = PageStatistics.bools(col.dataBits.array, col.validity.array, hasNulls, row, n)
+        val size = pages.writeBitmap(col.dataBits.array, row >>> 3, n, settings)
+        recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+        row += n
+      }
     }
-  }
 
   /** Variable-width DATA pages hold whole values: a page ends at the first row boundary at or
     * past `pageSize` bytes, so one oversized value makes a page of its own. */
-  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord = dataChunk(col) { recs =>
-    val rows = col.rowCount
-    val lens = new Array[Int](rows)
-    val lb = col.lengths.array
-    var i = 0
-    while (i < rows) {
-      lens(i) = (lb(i * 4) & 0xFF) | ((lb(i * 4 + 1) & 0xFF) << 8) | ((lb(i * 4 + 2) & 0xFF) << 16) | (lb(i * 4 + 3) << 24)
-      i += 1
-    }
-    var row = 0
-    var byteStart = 0
-    while (row < rows) {
-      var end = row
-      var bytes = 0L
-      while (end < rows && (end == row || (bytes < settings.pageSize && end - row < settings.pageRows))) { bytes += lens(end); end += 1 }
-      val n = end - row
-      val starts = new Array[Int](n)
-      val pageLens = new Array[Int](n)
-      val valid = new Array[Boolean](n)
-      var k = 0
-      var s = byteStart
-      while (k < n) {
-        starts(k) = s; pageLens(k) = lens(row + k); valid(k) = !hasNulls || Bits.get(col.validity.array, row + k)
-        s += lens(row + k); k += 1
+  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord =
+    dataChunk(col) { recs =>
+      val rows = col.rowCount
+      val lens = new Array[Int](rows)
+      val lb = col.lengths.array
+      var i = 0
+      while (i < rows) {
+        lens(i) =
+          (lb(i * 4) & 0xff) | ((lb(i * 4 + 1) & 0xff) << 8) | ((lb(i * 4 + 2) & 0xff) << 16) | (lb(i * 4 + 3) << 24)
+        i += 1
       }
-      val stats = PageStatistics.prefixes(col.data.array, starts, pageLens, valid, n)
-      val size = pages.writeVariable(col.data.array, starts, pageLens, valid, n, settings)
-      recs += PageRecord(size, n, nullsIn(col, row, n), stats)
-      byteStart += bytes.toInt
-      row = end
+      var row = 0
+      var byteStart = 0
+      while (row < rows) {
+        var end = row
+        var bytes = 0L
+        while (end < rows && (end == row || (bytes < settings.pageSize && end - row < settings.pageRows))) {
+          bytes += lens(end); end += 1
+        }
+        val n = end - row
+        val starts = new Array[Int](n)
+        val pageLens = new Array[Int](n)
+        val valid = new Array[Boolean](n)
+        var k = 0
+        var s = byteStart
+        while (k < n) {
+          starts(k) = s; pageLens(k) = lens(row + k); valid(k) = !hasNulls || Bits.get(col.validity.array, row + k)
+          s += lens(row + k); k += 1
+        }
+        val stats = PageStatistics.prefixes(col.data.array, starts, pageLens, valid, n)
+        val size = pages.writeVariable(col.data.array, starts, pageLens, valid, n, settings)
+        recs += PageRecord(size, n, nullsIn(col, row, n), stats)
+        byteStart += bytes.toInt
+        row = end
+      }
     }
-  }
 }

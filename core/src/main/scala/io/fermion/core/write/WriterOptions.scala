@@ -29,7 +29,9 @@ final case class WriterOptions(
   require(stripeMaxBytes >= 1024, s"stripeBytes must be at least 1 KiB, got $stripeMaxBytes")
   WriterOptions.checkLevel(compressionLevel)
 
-  private val byPath: Map[String, ColumnOverrides] = columns.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
+  private val byPath: Map[String, ColumnOverrides] = columns.map { case (k, v) =>
+    k.toLowerCase(java.util.Locale.ROOT) -> v
+  }
 
   /** The settings of the schema node at `path` (names joined by dots, matched case-insensitively):
     * each setting comes from the most specific override on the path or its ancestors, else from
@@ -47,7 +49,8 @@ final case class WriterOptions(
       pageSize = pick(_.pageSize).getOrElse(pageSize),
       pageRows = pick(_.pageRows).getOrElse(pageRows),
       pageChecksums = pageChecksums,
-      bloomFilter = own.flatMap(_.bloomFilter).getOrElse(bloomFilterColumns.contains(path.toLowerCase(java.util.Locale.ROOT))),
+      bloomFilter =
+        own.flatMap(_.bloomFilter).getOrElse(bloomFilterColumns.contains(path.toLowerCase(java.util.Locale.ROOT))),
       bloomFilterFpp = own.flatMap(_.bloomFilterFpp).getOrElse(bloomFilterFpp)
     )
   }
@@ -57,8 +60,16 @@ final case class WriterOptions(
 }
 
 /** One schema node's page settings, resolved from [[WriterOptions]]. */
-final case class ColumnWriteOptions(compression: Int, compressionLevel: Int, encodings: EncodingSet, pageSize: Int, pageRows: Int,
-                                    pageChecksums: Boolean, bloomFilter: Boolean = false, bloomFilterFpp: Double = 0.01)
+final case class ColumnWriteOptions(
+    compression: Int,
+    compressionLevel: Int,
+    encodings: EncodingSet,
+    pageSize: Int,
+    pageRows: Int,
+    pageChecksums: Boolean,
+    bloomFilter: Boolean = false,
+    bloomFilterFpp: Double = 0.01
+)
 
 /** Per-column settings; `None` inherits from the enclosing column or the table. */
 final case class ColumnOverrides(
@@ -76,13 +87,19 @@ final case class ColumnOverrides(
   pageSize.foreach(WriterOptions.checkPageSize)
   pageRows.foreach(WriterOptions.checkPageRows)
   def orElse(other: ColumnOverrides): ColumnOverrides = ColumnOverrides(
-    compression.orElse(other.compression), compressionLevel.orElse(other.compressionLevel),
-    encodings.orElse(other.encodings), pageSize.orElse(other.pageSize), pageRows.orElse(other.pageRows),
-    bloomFilter.orElse(other.bloomFilter), bloomFilterFpp.orElse(other.bloomFilterFpp))
+    compression.orElse(other.compression),
+    compressionLevel.orElse(other.compressionLevel),
+    encodings.orElse(other.encodings),
+    pageSize.orElse(other.pageSize),
+    pageRows.orElse(other.pageRows),
+    bloomFilter.orElse(other.bloomFilter),
+    bloomFilterFpp.orElse(other.bloomFilterFpp)
+  )
 }
 
 object WriterOptions {
   val DefaultPageSize: Int = 512 << 10
+
   /** Small enough that a selective filter reads a few KiB-to-100-KiB pages of each column instead of
     * whole stripes, large enough that page headers and PageMetas stay below 0.1 % of an int64 page. */
   val DefaultPageRows: Int = 8192
@@ -108,16 +125,33 @@ object WriterOptions {
     val Encodings = "encodings"
     val BloomFilterColumns = "bloomFilterColumns"
     val BloomFilterFpp = "bloomFilterFpp"
+
     /** Per column only: `column.<name>.bloomFilter` = true / false. */
     val BloomFilter = "bloomFilter"
+
     /** `column.<path>.<setting>` overrides one of [[ColumnKeys]] for one column. */
     val ColumnPrefix = "column."
-    val all: Seq[String] = Seq(PageSize, PageRows, StripeRows, StripeBytes, Compression, CompressionLevel, Checksum, Encodings, BloomFilterColumns, BloomFilterFpp)
+    val all: Seq[String] = Seq(
+      PageSize,
+      PageRows,
+      StripeRows,
+      StripeBytes,
+      Compression,
+      CompressionLevel,
+      Checksum,
+      Encodings,
+      BloomFilterColumns,
+      BloomFilterFpp
+    )
+
     /** The settings a column may override. */
-    val ColumnKeys: Seq[String] = Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows, BloomFilter, BloomFilterFpp)
+    val ColumnKeys: Seq[String] =
+      Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows, BloomFilter, BloomFilterFpp)
     def isKnown(key: String): Boolean = {
       val k = key.toLowerCase(java.util.Locale.ROOT)
-      all.exists(_.equalsIgnoreCase(k)) || (k.startsWith(ColumnPrefix) && ColumnKeys.exists(c => k.endsWith("." + c.toLowerCase(java.util.Locale.ROOT))))
+      all.exists(_.equalsIgnoreCase(k)) || (k.startsWith(ColumnPrefix) && ColumnKeys.exists(c =>
+        k.endsWith("." + c.toLowerCase(java.util.Locale.ROOT))
+      ))
     }
   }
 
@@ -159,7 +193,9 @@ object WriterOptions {
     try f
     catch {
       case e: IllegalArgumentException if !e.getMessage.startsWith("Invalid value") =>
-        throw new IllegalArgumentException(s"Invalid Fermion write option: ${e.getMessage.stripPrefix("requirement failed: ")}")
+        throw new IllegalArgumentException(
+          s"Invalid Fermion write option: ${e.getMessage.stripPrefix("requirement failed: ")}"
+        )
     }
 
   /** Builds options from user strings; each bad value fails with the option's name. Keys neither
@@ -171,7 +207,12 @@ object WriterOptions {
     val d = WriterOptions()
     val columnSettings = lower.keys.filter(_.startsWith(Keys.ColumnPrefix)).toSeq.flatMap { k =>
       Keys.ColumnKeys.map(_.toLowerCase(java.util.Locale.ROOT)).find(c => k.endsWith("." + c)).map { c =>
-        (k.stripPrefix(Keys.ColumnPrefix).dropRight(c.length + 1), c, options.find(_._1.equalsIgnoreCase(k)).get._1, lower(k))
+        (
+          k.stripPrefix(Keys.ColumnPrefix).dropRight(c.length + 1),
+          c,
+          options.find(_._1.equalsIgnoreCase(k)).get._1,
+          lower(k)
+        )
       }
     }
     val columns = columnSettings.groupBy(_._1).map { case (path, settings) =>
@@ -181,18 +222,33 @@ object WriterOptions {
     }
     guard {
       WriterOptions(
-        pageSize = get(Keys.PageSize).map(v => OptionValues.bytes(Keys.PageSize, v, Int.MaxValue).toInt).getOrElse(d.pageSize),
+        pageSize =
+          get(Keys.PageSize).map(v => OptionValues.bytes(Keys.PageSize, v, Int.MaxValue).toInt).getOrElse(d.pageSize),
         pageRows = get(Keys.PageRows).map(v => OptionValues.int(Keys.PageRows, v)).getOrElse(d.pageRows),
         stripeMaxRows = get(Keys.StripeRows).map(v => OptionValues.int(Keys.StripeRows, v)).getOrElse(d.stripeMaxRows),
-        stripeMaxBytes = get(Keys.StripeBytes).map(v => OptionValues.bytes(Keys.StripeBytes, v, Long.MaxValue)).getOrElse(d.stripeMaxBytes),
-        compression = get(Keys.Compression).map(v => OptionValues.wrap(Keys.Compression, v)(PageCodec.parse(v))).getOrElse(d.compression),
-        compressionLevel = get(Keys.CompressionLevel).map(v => OptionValues.int(Keys.CompressionLevel, v)).getOrElse(d.compressionLevel),
+        stripeMaxBytes =
+          get(Keys.StripeBytes).map(v => OptionValues.bytes(Keys.StripeBytes, v, Long.MaxValue)).getOrElse(
+            d.stripeMaxBytes
+          ),
+        compression =
+          get(Keys.Compression).map(v => OptionValues.wrap(Keys.Compression, v)(PageCodec.parse(v))).getOrElse(
+            d.compression
+          ),
+        compressionLevel =
+          get(Keys.CompressionLevel).map(v => OptionValues.int(Keys.CompressionLevel, v)).getOrElse(d.compressionLevel),
         pageChecksums = get(Keys.Checksum).map(v => OptionValues.bool(Keys.Checksum, v)).getOrElse(d.pageChecksums),
-        encodings = get(Keys.Encodings).map(v => OptionValues.wrap(Keys.Encodings, v)(EncodingSet.parse(v))).getOrElse(d.encodings),
+        encodings = get(Keys.Encodings).map(v => OptionValues.wrap(Keys.Encodings, v)(EncodingSet.parse(v))).getOrElse(
+          d.encodings
+        ),
         columns = columns,
-        bloomFilterColumns = get(Keys.BloomFilterColumns).map(_.split(",").map(_.trim.toLowerCase(java.util.Locale.ROOT)).filter(_.nonEmpty).toSet)
+        bloomFilterColumns = get(Keys.BloomFilterColumns).map(
+          _.split(",").map(_.trim.toLowerCase(java.util.Locale.ROOT)).filter(_.nonEmpty).toSet
+        )
           .getOrElse(d.bloomFilterColumns),
-        bloomFilterFpp = get(Keys.BloomFilterFpp).map(v => OptionValues.wrap(Keys.BloomFilterFpp, v)(v.trim.toDouble)).getOrElse(d.bloomFilterFpp)
+        bloomFilterFpp =
+          get(Keys.BloomFilterFpp).map(v => OptionValues.wrap(Keys.BloomFilterFpp, v)(v.trim.toDouble)).getOrElse(
+            d.bloomFilterFpp
+          )
       )
     }
   }
@@ -204,7 +260,9 @@ object OptionValues {
     try f
     catch {
       case e: IllegalArgumentException =>
-        throw new IllegalArgumentException(s"Invalid value '$value' for option '$key': ${e.getMessage.stripPrefix("requirement failed: ")}")
+        throw new IllegalArgumentException(
+          s"Invalid value '$value' for option '$key': ${e.getMessage.stripPrefix("requirement failed: ")}"
+        )
     }
 
   def int(key: String, value: String): Int =
@@ -226,7 +284,9 @@ object OptionValues {
       else if (v.endsWith("m") || v.endsWith("mb")) (v.takeWhile(_.isDigit), 1L << 20)
       else if (v.endsWith("g") || v.endsWith("gb")) (v.takeWhile(_.isDigit), 1L << 30)
       else (v, 1L)
-    val n = digits.toLongOption.getOrElse(throw new IllegalArgumentException("expected a byte size such as 524288, 512k or 64m"))
+    val n = digits.toLongOption.getOrElse(
+      throw new IllegalArgumentException("expected a byte size such as 524288, 512k or 64m")
+    )
     if (n <= 0 || n > max / mult) throw new IllegalArgumentException(s"must be between 1 and $max bytes")
     n * mult
   }

@@ -25,7 +25,11 @@ class FermionPathCatalog extends TableCatalog {
 
   private def pathOf(ident: Identifier): String = ident.name()
 
-  private def snapshotAt(path: String, version: Option[Long] = None, timestampMillis: Option[Long] = None): TableSnapshot =
+  private def snapshotAt(
+      path: String,
+      version: Option[Long] = None,
+      timestampMillis: Option[Long] = None
+  ): TableSnapshot =
     TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis)
 
   /** Reads: the path must hold a Fermion dataset or Fermion files. */
@@ -33,7 +37,9 @@ class FermionPathCatalog extends TableCatalog {
 
   /** Time travel: `versionAsOf` / `tag` (DataFrame reads) arrive here as a version string. */
   override def loadTable(ident: Identifier, version: String): Table = {
-    val v = version.toLongOption.getOrElse(throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'"))
+    val v = version.toLongOption.getOrElse(
+      throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'")
+    )
     readable(pathOf(ident), snapshotAt(pathOf(ident), version = Some(v)))
   }
 
@@ -44,7 +50,8 @@ class FermionPathCatalog extends TableCatalog {
   private def readable(path: String, snapshot: TableSnapshot): Table = {
     val schema = FermionTableSchema.of(snapshot).getOrElse {
       val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), FermionTableSchema.hadoopConf())
-      val why = if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
+      val why =
+        if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
       throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
     }
     new FermionTable(path, schema, acceptAnySchema = true, () => snapshot)
@@ -58,16 +65,32 @@ class FermionPathCatalog extends TableCatalog {
 
   override def tableExists(ident: Identifier): Boolean = snapshotAt(pathOf(ident)).schema.nonEmpty
 
-  override def createTable(ident: Identifier, columns: Array[Column], partitions: Array[Transform], properties: util.Map[String, String]): Table =
-    create(ident, StructType(columns.map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable))), partitions)
+  override def createTable(
+      ident: Identifier,
+      columns: Array[Column],
+      partitions: Array[Transform],
+      properties: util.Map[String, String]
+  ): Table =
+    create(
+      ident,
+      StructType(columns.map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable))),
+      partitions
+    )
 
   @deprecated("use the Column[] variant", "Spark 3.5")
-  override def createTable(ident: Identifier, schema: StructType, partitions: Array[Transform], properties: util.Map[String, String]): Table =
+  override def createTable(
+      ident: Identifier,
+      schema: StructType,
+      partitions: Array[Transform],
+      properties: util.Map[String, String]
+  ): Table =
     create(ident, schema, partitions)
 
   private def create(ident: Identifier, schema: StructType, partitions: Array[Transform]): Table = {
     if (partitions.nonEmpty)
-      throw new IllegalArgumentException(s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})")
+      throw new IllegalArgumentException(
+        s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})"
+      )
     SparkTypeMapping.validate(schema)
     // Nothing is created here: the write's commit creates the directory with its first files.
     val path = pathOf(ident)
@@ -75,7 +98,9 @@ class FermionPathCatalog extends TableCatalog {
   }
 
   override def alterTable(ident: Identifier, changes: TableChange*): Table =
-    throw new UnsupportedOperationException(s"ALTER TABLE is not supported on path-based Fermion tables (${pathOf(ident)})")
+    throw new UnsupportedOperationException(
+      s"ALTER TABLE is not supported on path-based Fermion tables (${pathOf(ident)})"
+    )
 
   override def dropTable(ident: Identifier): Boolean = false
 

@@ -1,7 +1,5 @@
 package io.fermion.spark.catalog
 
-
-
 import io.fermion.core.dataset.TableSnapshot
 import io.fermion.spark.{FermionDatasets, FermionTable, FermionTableSchema}
 import org.apache.spark.sql.SparkSession
@@ -28,15 +26,18 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
       case _: FermionTable => t
       case _ if isFermion(t) =>
         val path = Option(t.properties.get(TableCatalog.PROP_LOCATION)).getOrElse(
-          throw new IllegalArgumentException(s"Fermion table $ident has no location"))
+          throw new IllegalArgumentException(s"Fermion table $ident has no location")
+        )
         val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
-        val declared = StructType(t.columns().map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable)))
+        val declared =
+          StructType(t.columns().map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable)))
         FermionTable.of(path, snapshot, declared, acceptAnySchema = false)
       case _ => t
     }
   }
 
-  private def isFermion(t: Table): Boolean = Option(t.properties.get(TableCatalog.PROP_PROVIDER)).exists(_.equalsIgnoreCase("fermion"))
+  private def isFermion(t: Table): Boolean =
+    Option(t.properties.get(TableCatalog.PROP_PROVIDER)).exists(_.equalsIgnoreCase("fermion"))
 
   /** The dataset path of a Fermion table of this catalog, if `ident` is one. */
   private def fermionPath(ident: Identifier): Option[String] = super.loadTable(ident) match {
@@ -46,12 +47,23 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
   }
 
   private def at(path: String, version: Option[Long], timestampMillis: Option[Long]): Table = {
-    FermionTable.of(path, TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis), new StructType(), acceptAnySchema = false)
+    FermionTable.of(
+      path,
+      TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis),
+      new StructType(),
+      acceptAnySchema = false
+    )
   }
 
   override def loadTable(ident: Identifier, version: String): Table = fermionPath(ident) match {
     case Some(path) =>
-      at(path, Some(version.toLongOption.getOrElse(throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'"))), None)
+      at(
+        path,
+        Some(version.toLongOption.getOrElse(
+          throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'")
+        )),
+        None
+      )
     case None => super.loadTable(ident, version)
   }
 
@@ -65,7 +77,9 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
       val spark = SparkSession.active
       changes.foreach {
         case a: AddColumn if a.fieldNames().length == 1 =>
-          if (!a.isNullable) throw new IllegalArgumentException(s"Columns added to a Fermion dataset are nullable (`${a.fieldNames().head}`)")
+          if (!a.isNullable) throw new IllegalArgumentException(
+            s"Columns added to a Fermion dataset are nullable (`${a.fieldNames().head}`)"
+          )
           FermionDatasets.addColumns(spark, path, s"`${a.fieldNames().head.replace("`", "``")}` ${a.dataType().sql}")
         case d: DeleteColumn if d.fieldNames().length == 1 =>
           FermionDatasets.dropColumns(path, java.util.List.of(d.fieldNames().head))
@@ -73,7 +87,8 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
           FermionDatasets.renameColumn(path, r.fieldNames().head, r.newName())
         case other =>
           throw new UnsupportedOperationException(
-            s"ALTER TABLE on a Fermion table supports ADD COLUMNS, DROP COLUMN and RENAME COLUMN of top-level columns; not $other")
+            s"ALTER TABLE on a Fermion table supports ADD COLUMNS, DROP COLUMN and RENAME COLUMN of top-level columns; not $other"
+          )
       }
       super.alterTable(ident, changes: _*)
     case None => super.alterTable(ident, changes: _*)

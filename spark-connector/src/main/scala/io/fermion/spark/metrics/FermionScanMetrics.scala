@@ -10,11 +10,14 @@ sealed abstract class FermionSumMetric(metricName: String, text: String) extends
 }
 
 final class StripesReadMetric extends FermionSumMetric(FermionScanMetrics.StripesRead, "Fermion stripes read")
-final class StripesSkippedMetric extends FermionSumMetric(FermionScanMetrics.StripesSkipped, "Fermion stripes skipped by statistics")
+final class StripesSkippedMetric
+    extends FermionSumMetric(FermionScanMetrics.StripesSkipped, "Fermion stripes skipped by statistics")
 final class BytesReadMetric extends FermionSumMetric(FermionScanMetrics.BytesRead, "Fermion bytes read")
-final class MetadataBytesReadMetric extends FermionSumMetric(FermionScanMetrics.MetadataBytesRead, "Fermion metadata bytes read")
+final class MetadataBytesReadMetric
+    extends FermionSumMetric(FermionScanMetrics.MetadataBytesRead, "Fermion metadata bytes read")
 final class PagesDecodedMetric extends FermionSumMetric(FermionScanMetrics.PagesDecoded, "Fermion pages decoded")
-final class PagesSkippedMetric extends FermionSumMetric(FermionScanMetrics.PagesSkipped, "Fermion pages skipped by statistics")
+final class PagesSkippedMetric
+    extends FermionSumMetric(FermionScanMetrics.PagesSkipped, "Fermion pages skipped by statistics")
 final class DecodeTimeMetric extends FermionSumMetric(FermionScanMetrics.DecodeTimeMs, "Fermion page decode time (ms)")
 
 object FermionScanMetrics {
@@ -26,8 +29,15 @@ object FermionScanMetrics {
   val PagesSkipped = "pagesSkipped"
   val DecodeTimeMs = "decodeTimeMs"
 
-  def all = Array(new StripesReadMetric, new StripesSkippedMetric, new BytesReadMetric, new MetadataBytesReadMetric,
-    new PagesDecodedMetric, new PagesSkippedMetric, new DecodeTimeMetric)
+  def all = Array(
+    new StripesReadMetric,
+    new StripesSkippedMetric,
+    new BytesReadMetric,
+    new MetadataBytesReadMetric,
+    new PagesDecodedMetric,
+    new PagesSkippedMetric,
+    new DecodeTimeMetric
+  )
 
   def task(metricName: String, v: Long): CustomTaskMetric = new CustomTaskMetric {
     override def name(): String = metricName

@@ -12,6 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector, loadFull: () => FieldVector)
     extends ColumnVector(dataType) {
   private val rows = lengths.getValueCount
+
   /** The lengths copied out in one bulk read (null slots hold 0), and where each slot starts. */
   private val lens: Array[Int] = DeferredElementsColumnVector.lengthsOf(lengths, rows)
   private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens)
@@ -20,13 +21,19 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
 
   // Plain vals (the vectors themselves are lazy): these are read once per row.
   private val elements: ColumnVector = dataType match {
-    case a: ArrayType => new LazyColumnVector(a.elementType, () => new ArrowColumnVector(loaded.asInstanceOf[ListVector].getDataVector))
+    case a: ArrayType =>
+      new LazyColumnVector(a.elementType, () => new ArrowColumnVector(loaded.asInstanceOf[ListVector].getDataVector))
     case _ => null
   }
   private def entriesChild(i: Int): ColumnVector =
-    new ArrowColumnVector(loaded.asInstanceOf[MapVector].getDataVector.asInstanceOf[StructVector].getChildByOrdinal(i).asInstanceOf[FieldVector])
+    new ArrowColumnVector(
+      loaded.asInstanceOf[MapVector].getDataVector.asInstanceOf[StructVector].getChildByOrdinal(i).asInstanceOf[
+        FieldVector
+      ]
+    )
   private val (keys, values): (ColumnVector, ColumnVector) = dataType match {
-    case m: MapType => (new LazyColumnVector(m.keyType, () => entriesChild(0)), new LazyColumnVector(m.valueType, () => entriesChild(1)))
+    case m: MapType =>
+      (new LazyColumnVector(m.keyType, () => entriesChild(0)), new LazyColumnVector(m.valueType, () => entriesChild(1)))
     case _ => (null, null)
   }
 
@@ -37,10 +44,13 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   override def hasNull(): Boolean = lengths.getNullCount > 0
   override def numNulls(): Int = lengths.getNullCount
   override def isNullAt(rowId: Int): Boolean = lengths.isNull(rowId)
-  override def getArray(rowId: Int): ColumnarArray = if (isNullAt(rowId)) null else new ColumnarArray(elements, starts(rowId), lens(rowId))
-  override def getMap(rowId: Int): ColumnarMap = if (isNullAt(rowId)) null else new ColumnarMap(keys, values, starts(rowId), lens(rowId))
+  override def getArray(rowId: Int): ColumnarArray =
+    if (isNullAt(rowId)) null else new ColumnarArray(elements, starts(rowId), lens(rowId))
+  override def getMap(rowId: Int): ColumnarMap =
+    if (isNullAt(rowId)) null else new ColumnarMap(keys, values, starts(rowId), lens(rowId))
 
-  private def unsupported = throw new UnsupportedOperationException(s"a ${dataType.simpleString} column has no scalar values")
+  private def unsupported =
+    throw new UnsupportedOperationException(s"a ${dataType.simpleString} column has no scalar values")
   override def getBoolean(rowId: Int): Boolean = unsupported
   override def getByte(rowId: Int): Byte = unsupported
   override def getShort(rowId: Int): Short = unsupported

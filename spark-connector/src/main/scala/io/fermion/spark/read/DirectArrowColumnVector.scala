@@ -27,7 +27,8 @@ final class DirectArrowColumnVector private (v: FieldVector, t: DataType) extend
   override def isNullAt(rowId: Int): Boolean =
     nulls > 0 && ((Platform.getByte(null, validity + (rowId >>> 3)) >> (rowId & 7)) & 1) == 0
 
-  override def getBoolean(rowId: Int): Boolean = ((Platform.getByte(null, data + (rowId >>> 3)) >> (rowId & 7)) & 1) != 0
+  override def getBoolean(rowId: Int): Boolean =
+    ((Platform.getByte(null, data + (rowId >>> 3)) >> (rowId & 7)) & 1) != 0
   override def getByte(rowId: Int): Byte = Platform.getByte(null, data + rowId)
   override def getShort(rowId: Int): Short = Platform.getShort(null, data + 2L * rowId)
   override def getInt(rowId: Int): Int = Platform.getInt(null, data + 4L * rowId)
@@ -62,13 +63,18 @@ final class DirectArrowColumnVector private (v: FieldVector, t: DataType) extend
 }
 
 object DirectArrowColumnVector {
+
   /** The fastest Spark view of `v`: direct for flat types (decimals up to 18 digits), Spark's
     * ArrowColumnVector for nested types and wide decimals. */
   def of(v: FieldVector, t: DataType): ColumnVector = (t, v) match {
-    case (d: DecimalType, _: DecimalVector) if d.precision <= Decimal.MAX_LONG_DIGITS => new DirectArrowColumnVector(v, t)
+    case (d: DecimalType, _: DecimalVector) if d.precision <= Decimal.MAX_LONG_DIGITS =>
+      new DirectArrowColumnVector(v, t)
     case (_: DecimalType, _) => new ArrowColumnVector(v)
-    case (BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType | TimestampType |
-          TimestampNTZType | StringType | BinaryType, _: BaseFixedWidthVector | _: BaseVariableWidthVector) => new DirectArrowColumnVector(v, t)
+    case (
+          BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType | TimestampType |
+          TimestampNTZType | StringType | BinaryType,
+          _: BaseFixedWidthVector | _: BaseVariableWidthVector
+        ) => new DirectArrowColumnVector(v, t)
     case (_: StringType, _: BaseVariableWidthVector) => new DirectArrowColumnVector(v, t) // collated strings
     case _ => new ArrowColumnVector(v)
   }

@@ -23,13 +23,18 @@ object MetadataAggregate {
   def plan(agg: Aggregation, schema: StructType): Option[IndexedSeq[MetadataAggregate]] = {
     if (agg.groupByExpressions().nonEmpty) return None
     def col(f: AggregateFunc): Option[StructField] = f.children().headOption.collect {
-      case r: NamedReference if r.fieldNames().length == 1 => schema.fields.find(_.name.equalsIgnoreCase(r.fieldNames()(0)))
+      case r: NamedReference if r.fieldNames().length == 1 =>
+        schema.fields.find(_.name.equalsIgnoreCase(r.fieldNames()(0)))
     }.flatten
-    def exact(f: StructField) = scala.util.Try(SparkTypeMapping.toFermionField(f).dataType).toOption.exists(FileAggregates.exactMinMax)
+    def exact(f: StructField) =
+      scala.util.Try(SparkTypeMapping.toFermionField(f).dataType).toOption.exists(FileAggregates.exactMinMax)
     val parts = agg.aggregateExpressions().toIndexedSeq.map {
       case _: CountStar => Some(CountRows())
-      case c: Count if !c.isDistinct => col(c).filter(f => !f.dataType.isInstanceOf[StructType] && !f.dataType.isInstanceOf[ArrayType] &&
-        !f.dataType.isInstanceOf[MapType]).map(f => CountColumn(f.name))
+      case c: Count if !c.isDistinct =>
+        col(c).filter(f =>
+          !f.dataType.isInstanceOf[StructType] && !f.dataType.isInstanceOf[ArrayType] &&
+            !f.dataType.isInstanceOf[MapType]
+        ).map(f => CountColumn(f.name))
       case m: Min => col(m).filter(exact).map(f => MinOf(f.name, f.dataType))
       case m: Max => col(m).filter(exact).map(f => MaxOf(f.name, f.dataType))
       case _ => None
@@ -40,17 +45,23 @@ object MetadataAggregate {
 
 /** The scan that replaces reading data when every aggregate is answered from metadata: one
   * partial result row per file; Spark combines them (sum of counts, min of mins, ...). */
-final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq[MetadataAggregate], readerOptions: ReaderOptions)
-    extends Scan with Batch {
+final class FermionAggregateScan(
+    snapshot: TableSnapshot,
+    aggregates: IndexedSeq[MetadataAggregate],
+    readerOptions: ReaderOptions
+) extends Scan with Batch {
   override def readSchema(): StructType =
     StructType(aggregates.zipWithIndex.map { case (a, i) => StructField(s"agg$i", a.outputType) })
   override def description(): String = s"FermionScan ${snapshot.root} MetadataAggregates: ${aggregates.mkString(", ")}"
   override def toBatch: Batch = this
+
   /** One row per file, answered from metadata: nothing to batch. */
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.UNSUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] =
-    snapshot.files.map(f => FermionInputPartition(IndexedSeq(FileSplit(f.path, 0, f.length, f.length, f.fragmentId))): InputPartition).toArray
+    snapshot.files.map(f =>
+      FermionInputPartition(IndexedSeq(FileSplit(f.path, 0, f.length, f.length, f.fragmentId))): InputPartition
+    ).toArray
 
   /** Dataset columns are found in files by field id (a renamed column keeps its id). */
   private val columnIds: Map[String, Int] = snapshot.columnIds.getOrElse(Map.empty)
@@ -58,27 +69,38 @@ final class FermionAggregateScan(snapshot: TableSnapshot, aggregates: IndexedSeq
   override def createReaderFactory(): PartitionReaderFactory = {
     import MetadataAggregate._
     // Only the aggregated columns' ids travel with the tasks.
-    val used = aggregates.collect { case CountColumn(c) => c; case MinOf(c, _) => c; case MaxOf(c, _) => c }.map(_.toLowerCase(java.util.Locale.ROOT)).toSet
-    new FermionAggregateReaderFactory(aggregates, columnIds.filter { case (k, _) => used.contains(k) }, SerializableHadoopConf.broadcast(), readerOptions)
+    val used = aggregates.collect { case CountColumn(c) => c; case MinOf(c, _) => c; case MaxOf(c, _) => c }.map(
+      _.toLowerCase(java.util.Locale.ROOT)
+    ).toSet
+    new FermionAggregateReaderFactory(
+      aggregates,
+      columnIds.filter { case (k, _) => used.contains(k) },
+      SerializableHadoopConf.broadcast(),
+      readerOptions
+    )
   }
 }
 
-final class FermionAggregateReaderFactory(aggregates: IndexedSeq[MetadataAggregate], columnIds: Map[String, Int],
-                                          conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
-                                          readerOptions: ReaderOptions)
-    extends PartitionReaderFactory {
-  override def createReader(partition: InputPartition): PartitionReader[InternalRow] = new PartitionReader[InternalRow] {
-    private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
-    private var done = false
-    private lazy val row: InternalRow = {
-      val reader = FermionFileReader.open(new Path(file), conf.value.value, readerOptions)
-      try new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a, columnIds)).toArray)
-      finally reader.close()
+final class FermionAggregateReaderFactory(
+    aggregates: IndexedSeq[MetadataAggregate],
+    columnIds: Map[String, Int],
+    conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
+    readerOptions: ReaderOptions
+) extends PartitionReaderFactory {
+  override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
+    new PartitionReader[InternalRow] {
+      private val file = partition.asInstanceOf[FermionInputPartition].splits.head.file
+      private var done = false
+      private lazy val row: InternalRow = {
+        val reader = FermionFileReader.open(new Path(file), conf.value.value, readerOptions)
+        try
+          new GenericInternalRow(aggregates.map(a => FermionAggregateReaderFactory.value(reader, a, columnIds)).toArray)
+        finally reader.close()
+      }
+      override def next(): Boolean = { val r = !done; done = true; r }
+      override def get(): InternalRow = row
+      override def close(): Unit = ()
     }
-    override def next(): Boolean = { val r = !done; done = true; r }
-    override def get(): InternalRow = row
-    override def close(): Unit = ()
-  }
 }
 
 object FermionAggregateReaderFactory {
@@ -93,8 +115,10 @@ object FermionAggregateReaderFactory {
   def value(reader: FermionFileReader, a: MetadataAggregate, ids: Map[String, Int]): Any = a match {
     case CountRows() => FileAggregates.rowCount(reader)
     case CountColumn(c) => column(reader, c, ids).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L)
-    case MinOf(c, t) => column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._1, t)).orNull
-    case MaxOf(c, t) => column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._2, t)).orNull
+    case MinOf(c, t) =>
+      column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._1, t)).orNull
+    case MaxOf(c, t) =>
+      column(reader, c, ids).flatMap(FileAggregates.minMax(reader, _)).map(mm => internal(mm._2, t)).orNull
   }
 
   /** A statistics value in Spark's internal representation of `t`. */

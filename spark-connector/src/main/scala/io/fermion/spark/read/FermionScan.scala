@@ -9,15 +9,23 @@ import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf}
 import org.apache.hadoop.fs.Path
 import java.util.OptionalLong
 
-import org.apache.spark.sql.connector.read.{Batch, InputPartition, PartitionReaderFactory, Scan, Statistics, SupportsReportStatistics}
+import org.apache.spark.sql.connector.read.{
+  Batch, InputPartition, PartitionReaderFactory, Scan, Statistics, SupportsReportStatistics
+}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
 
 /** Plans the scan: every data file is cut into byte ranges of `spark.sql.files.maxPartitionBytes`;
   * a range reads the stripes that start inside it, so each stripe is read by exactly one task. */
-final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSchema: StructType, filter: Option[FilterExpr], readerOptions: ReaderOptions,
-                        wholeFiles: Boolean = false, limit: Option[Int] = None)
-    extends Scan with Batch with SupportsReportStatistics {
+final class FermionScan(
+    snapshot: TableSnapshot,
+    tableSchema: StructType,
+    readSchema: StructType,
+    filter: Option[FilterExpr],
+    readerOptions: ReaderOptions,
+    wholeFiles: Boolean = false,
+    limit: Option[Int] = None
+) extends Scan with Batch with SupportsReportStatistics {
 
   override def readSchema(): StructType = readSchema
   override def description(): String =
@@ -26,6 +34,7 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
 
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
+
   /** Every partition is read as columnar batches: Spark need not ask partition by partition. */
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
@@ -59,8 +68,11 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
     * packed into partitions up to that size, each split costing `spark.sql.files.openCostInBytes`. */
   override def planInputPartitions(): Array[InputPartition] = {
     // One partition per data file, in row order (what filling a new column per fragment needs).
-    if (wholeFiles) return files.map(f => FermionInputPartition(IndexedSeq(
-      FileSplit(f.path, 0, f.length, f.length, f.fragmentId, f.deletion, f.rowIdStart, f.columnFiles))): InputPartition).toArray
+    if (wholeFiles) return files.map(f =>
+      FermionInputPartition(IndexedSeq(
+        FileSplit(f.path, 0, f.length, f.length, f.fragmentId, f.deletion, f.rowIdStart, f.columnFiles)
+      )): InputPartition
+    ).toArray
     val conf = SQLConf.get
     val openCost = conf.filesOpenCostInBytes
     val parallelism = math.max(1, org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism)
@@ -70,7 +82,16 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
       val len = f.length
       (0L until math.max(1L, (len + maxSplit - 1) / maxSplit)).map { i =>
         val start = i * maxSplit
-        FileSplit(f.path, start, math.min(maxSplit, len - start), len, f.fragmentId, f.deletion, f.rowIdStart, f.columnFiles)
+        FileSplit(
+          f.path,
+          start,
+          math.min(maxSplit, len - start),
+          len,
+          f.fragmentId,
+          f.deletion,
+          f.rowIdStart,
+          f.columnFiles
+        )
       }
     }.sortBy(-_.length)
     val partitions = scala.collection.mutable.ArrayBuffer.empty[InputPartition]
@@ -92,19 +113,36 @@ final class FermionScan(snapshot: TableSnapshot, tableSchema: StructType, readSc
     // Readers resolve only the filter's columns by name; the table's whole map would be shipped
     // with every task (10,000 entries for a wide table).
     val filterIds = columnIds.map { ids =>
-      val wanted = filter.toSeq.flatMap(io.fermion.core.read.filter.FilterExpr.columns).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+      val wanted = filter.toSeq.flatMap(io.fermion.core.read.filter.FilterExpr.columns).map(_.toLowerCase(
+        java.util.Locale.ROOT
+      )).toSet
       ids.filter { case (name, _) => wanted.contains(name) }
     }
-    new FermionPartitionReaderFactory(readSchema, readFieldIds, filterIds, snapshot.root, filter, SerializableHadoopConf.broadcast(),
-      readerOptions, limit)
+    new FermionPartitionReaderFactory(
+      readSchema,
+      readFieldIds,
+      filterIds,
+      snapshot.root,
+      filter,
+      SerializableHadoopConf.broadcast(),
+      readerOptions,
+      limit
+    )
   }
 }
 
 /** A byte range of one data file: the stripes whose data starts in [start, start + length); the
   * file's fragment and that fragment's deletion file (path relative to the dataset root). */
-final case class FileSplit(file: String, start: Long, length: Long, fileLength: Long, fragmentId: Long = 0,
-                           deletion: Option[io.fermion.core.dataset.DeletionFile] = None, rowIdStart: Option[Long] = None,
-                           columnFiles: IndexedSeq[String] = IndexedSeq.empty)
+final case class FileSplit(
+    file: String,
+    start: Long,
+    length: Long,
+    fileLength: Long,
+    fragmentId: Long = 0,
+    deletion: Option[io.fermion.core.dataset.DeletionFile] = None,
+    rowIdStart: Option[Long] = None,
+    columnFiles: IndexedSeq[String] = IndexedSeq.empty
+)
 
 /** The splits one task reads, in order. */
 final case class FermionInputPartition(splits: IndexedSeq[FileSplit]) extends InputPartition

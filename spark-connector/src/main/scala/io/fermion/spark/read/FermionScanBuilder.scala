@@ -5,15 +5,23 @@ import io.fermion.core.read.ReaderOptions
 import io.fermion.core.read.filter.FilterExpr
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation
-import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
+import org.apache.spark.sql.connector.read.{
+  Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownRequiredColumns,
+  SupportsPushDownV2Filters
+}
 import org.apache.spark.sql.types.StructType
 
 /** Column pruning (only the needed columns' CMBs and chunks are read, nested fields included) and
   * predicate pushdown: predicates that translate are used to skip whole stripes from their
   * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
   * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
-final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType, readerOptions: ReaderOptions, wholeFiles: Boolean = false)
-    extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters with SupportsPushDownAggregates
+final class FermionScanBuilder(
+    snapshot: TableSnapshot,
+    tableSchema: StructType,
+    readerOptions: ReaderOptions,
+    wholeFiles: Boolean = false
+) extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters
+    with SupportsPushDownAggregates
     with SupportsPushDownLimit {
   private var limit: Option[Int] = None
 
@@ -46,12 +54,22 @@ final class FermionScanBuilder(snapshot: TableSnapshot, tableSchema: StructType,
     // File statistics count deleted rows too: with deletions, aggregates need the rows.
     // ... and columns added as files of their own are not in the leading files' statistics.
     val deletions = snapshot.files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
-    aggregates = if (readerOptions.filterPushdown && !deletions && !wholeFiles) MetadataAggregate.plan(aggregation, tableSchema) else None
+    aggregates = if (readerOptions.filterPushdown && !deletions && !wholeFiles)
+      MetadataAggregate.plan(aggregation, tableSchema)
+    else None
     aggregates.isDefined
   }
 
   override def build(): Scan = aggregates match {
     case Some(aggs) => new FermionAggregateScan(snapshot, aggs, readerOptions)
-    case None => new FermionScan(snapshot, tableSchema, required, filter, readerOptions, wholeFiles, if (wholeFiles) None else limit)
+    case None => new FermionScan(
+        snapshot,
+        tableSchema,
+        required,
+        filter,
+        readerOptions,
+        wholeFiles,
+        if (wholeFiles) None else limit
+      )
   }
 }

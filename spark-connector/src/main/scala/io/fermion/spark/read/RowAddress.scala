@@ -26,5 +26,5 @@ object RowAddress {
     override def comment(): String = "stable row id (datasets created with stableRowIds)"
   }
   def fragment(address: Long): Long = address >>> 32
-  def row(address: Long): Int = (address & 0xFFFFFFFFL).toInt
+  def row(address: Long): Int = (address & 0xffffffffL).toInt
 }

@@ -11,9 +11,18 @@ import org.apache.spark.sql.types.StructType
   * manifest references them); the job commit makes each non-empty file a fragment and commits an
   * append or overwrite as the dataset's next version (core's [[FermionDataset.commit]]), retrying
   * over concurrent compatible commits. On abort the files are deleted. */
-final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: FermionSchema, options: io.fermion.core.write.WriterOptions,
-                              overwrite: Boolean, latestVersion: Long, conf: SerializableHadoopConf,
-                              compaction: Option[(Set[Long], Long)] = None, datasetConfig: Map[String, String] = Map.empty) extends BatchWrite {
+final class FermionBatchWrite(
+    path: String,
+    schema: StructType,
+    fermionSchema: FermionSchema,
+    options: io.fermion.core.write.WriterOptions,
+    overwrite: Boolean,
+    latestVersion: Long,
+    conf: SerializableHadoopConf,
+    compaction: Option[(Set[Long], Long)] = None,
+    datasetConfig: Map[String, String] = Map.empty
+) extends BatchWrite {
+
   /** A compaction commits over the version it read, not the latest at planning time. */
   private val readVersion = compaction.map(_._2).getOrElse(latestVersion)
 
@@ -32,10 +41,12 @@ final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: F
     val (withRows, empty) = written.partition(_.rows > 0)
     empty.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
     val topIds = fermionSchema.fields.map(_.fieldId)
-    val fragments = withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
+    val fragments =
+      withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
     val op = if (compaction.nonEmpty) Operation.Compact(compaction.get._1, fragments)
     else if (overwrite || readVersion == 0) {
-      if (readVersion == 0) Operation.Append(fermionSchema, fragments) else Operation.Overwrite(fermionSchema, fragments)
+      if (readVersion == 0) Operation.Append(fermionSchema, fragments)
+      else Operation.Overwrite(fermionSchema, fragments)
     } else Operation.Append(fermionSchema, fragments)
     // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
     val config = if (readVersion == 0 || overwrite) datasetConfig else Map.empty[String, String]
@@ -45,14 +56,18 @@ final class FermionBatchWrite(path: String, schema: StructType, fermionSchema: F
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = {
     val ds = dataset
-    messages.toSeq.collect { case m: FermionCommitMessage => m }.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
+    messages.toSeq.collect { case m: FermionCommitMessage => m }.foreach(m =>
+      ds.fs.delete(ds.resolvePath(m.relativePath), false)
+    )
   }
 }
 
 object FermionBatchWrite {
+
   /** The fragments and read version of a compaction's write (see FermionDatasets.compact). */
   def compactionOf(options: Map[String, String]): Option[(Set[Long], Long)] =
-    for (ids <- io.fermion.spark.Compaction.fragments(options); v <- io.fermion.spark.Compaction.readVersion(options)) yield (ids, v)
+    for (ids <- io.fermion.spark.Compaction.fragments(options); v <- io.fermion.spark.Compaction.readVersion(options))
+      yield (ids, v)
 }
 
 /** What a task reports to the driver: the data file it wrote (relative to the dataset root). */

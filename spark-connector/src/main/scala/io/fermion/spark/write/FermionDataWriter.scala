@@ -13,9 +13,17 @@ import org.apache.spark.sql.types.StructType
 
 /** One task's writer: rows are gathered into Arrow batches by Spark's own ArrowWriter and handed
   * to the core file writer, which buffers a stripe and writes pages. */
-final class FermionDataWriter(relativePath: String, file: Path, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions,
-                              conf: Configuration, stripeLayout: Option[IndexedSeq[Int]] = None) extends DataWriter[InternalRow] {
-  private val allocator = FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
+final class FermionDataWriter(
+    relativePath: String,
+    file: Path,
+    schema: StructType,
+    fermionSchema: FermionSchema,
+    options: WriterOptions,
+    conf: Configuration,
+    stripeLayout: Option[IndexedSeq[Int]] = None
+) extends DataWriter[InternalRow] {
+  private val allocator =
+    FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
   private val maxBatchRows = FermionDataWriter.batchRowsFor(schema)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
   // ArrowWriter allocates every vector up front: sized for a batch, not Arrow's default 3,970 rows.
@@ -54,12 +62,16 @@ final class FermionDataWriter(relativePath: String, file: Path, schema: StructTy
 
   override def close(): Unit = if (!closed) {
     closed = true
-    try writer.close() finally try root.close() finally allocator.close()
+    try writer.close()
+    finally
+      try root.close()
+      finally allocator.close()
   }
 }
 
 object FermionDataWriter {
   val BatchRows = 4096
+
   /** Bytes an Arrow batch of rows may take (by Spark's size estimate of a row). */
   val BatchBytes: Long = 16L << 20
 

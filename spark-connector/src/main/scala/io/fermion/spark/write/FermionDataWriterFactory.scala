@@ -10,9 +10,13 @@ import org.apache.spark.sql.connector.write.{DataWriter, DataWriterFactory}
 import org.apache.spark.sql.types.StructType
 
 /** Serialised to executors; each task attempt writes a new data file of its own. */
-final class FermionDataWriterFactory(path: String, schema: StructType, fermionSchema: FermionSchema, options: WriterOptions,
-                                     conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf])
-    extends DataWriterFactory {
+final class FermionDataWriterFactory(
+    path: String,
+    schema: StructType,
+    fermionSchema: FermionSchema,
+    options: WriterOptions,
+    conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf]
+) extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
     val (relative, file) = new FermionDataset(new Path(path), conf.value.value).newDataFile()
     new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value.value)

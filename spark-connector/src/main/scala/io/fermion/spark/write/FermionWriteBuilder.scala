@@ -13,9 +13,14 @@ import org.apache.spark.sql.types.StructType
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
   * same columns and types as the data already there), and whether it replaces the table's files
   * (truncate = overwrite mode). */
-final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSchema: StructType, info: LogicalWriteInfo, options: WriterOptions,
-                                checkAppendSchema: Boolean)
-    extends WriteBuilder with SupportsTruncate {
+final class FermionWriteBuilder(
+    path: String,
+    snapshot: TableSnapshot,
+    tableSchema: StructType,
+    info: LogicalWriteInfo,
+    options: WriterOptions,
+    checkAppendSchema: Boolean
+) extends WriteBuilder with SupportsTruncate {
   private var overwrite = false
 
   override def truncate(): WriteBuilder = { overwrite = true; this }
@@ -23,7 +28,8 @@ final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSche
   override def build(): Write = {
     val schema = info.schema()
     SparkTypeMapping.validate(schema)
-    if (checkAppendSchema && !overwrite && tableSchema.nonEmpty) FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
+    if (checkAppendSchema && !overwrite && tableSchema.nonEmpty)
+      FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
     val settings = FieldWriteSettings.resolve(schema, options)
     // Appends keep the dataset's field ids; an overwrite starts the schema afresh.
     val fresh = SparkTypeMapping.toFermion(schema)
@@ -32,12 +38,22 @@ final class FermionWriteBuilder(path: String, snapshot: TableSnapshot, tableSche
       case _ => fresh
     }
     if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
-      throw new IllegalArgumentException(s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path")
+      throw new IllegalArgumentException(
+        s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path"
+      )
     new Write {
       override def toBatch: BatchWrite =
-        new FermionBatchWrite(path, schema, fermionSchema, settings, overwrite, snapshot.version.getOrElse(0L),
-          new SerializableHadoopConf(FermionTableSchema.hadoopConf()), FermionBatchWrite.compactionOf(info.options().asScala.toMap),
-          FermionOptions.datasetConfig(info.options().asScala.toMap))
+        new FermionBatchWrite(
+          path,
+          schema,
+          fermionSchema,
+          settings,
+          overwrite,
+          snapshot.version.getOrElse(0L),
+          new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
+          FermionBatchWrite.compactionOf(info.options().asScala.toMap),
+          FermionOptions.datasetConfig(info.options().asScala.toMap)
+        )
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }
   }
@@ -53,7 +69,8 @@ object FermionWriteBuilder {
         f.name.equalsIgnoreCase(g.name) && sameIgnoringNullability(f.dataType, g.dataType)
       }
     case (x: ArrayType, y: ArrayType) => sameIgnoringNullability(x.elementType, y.elementType)
-    case (x: MapType, y: MapType) => sameIgnoringNullability(x.keyType, y.keyType) && sameIgnoringNullability(x.valueType, y.valueType)
+    case (x: MapType, y: MapType) =>
+      sameIgnoringNullability(x.keyType, y.keyType) && sameIgnoringNullability(x.valueType, y.valueType)
     case _ => a == b
   }
 
@@ -68,12 +85,17 @@ object FermionWriteBuilder {
     if (missing.nonEmpty || extra.nonEmpty)
       throw new IllegalArgumentException(
         s"Cannot append to Fermion table at '$path': its columns are ${table.fieldNames.mkString(", ")}; the data has ${data.fieldNames.mkString(", ")}" +
-          (if (missing.nonEmpty) s" (missing: ${missing.mkString(", ")})" else "") + (if (extra.nonEmpty) s" (not in the table: ${extra.mkString(", ")})" else "") +
-          ". Use mode(\"overwrite\") to replace the table.")
+          (if (missing.nonEmpty) s" (missing: ${missing.mkString(", ")})" else "") + (if (extra.nonEmpty)
+                                                                                        s" (not in the table: ${extra.mkString(", ")})"
+                                                                                      else "") +
+          ". Use mode(\"overwrite\") to replace the table."
+      )
     t.foreach { case (k, tf) =>
       val df = d(k)
       if (!sameIgnoringNullability(tf.dataType, df.dataType))
-        throw new IllegalArgumentException(s"Cannot append to Fermion table at '$path': column `${tf.name}` is ${tf.dataType.sql} in the table but ${df.dataType.sql} in the data")
+        throw new IllegalArgumentException(
+          s"Cannot append to Fermion table at '$path': column `${tf.name}` is ${tf.dataType.sql} in the table but ${df.dataType.sql} in the data"
+        )
     }
   }
 }

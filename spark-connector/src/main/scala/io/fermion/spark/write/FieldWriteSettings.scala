@@ -15,7 +15,8 @@ object FieldWriteSettings {
     val fromMetadata = collect(schema, "")
     val paths = options.columns.keySet.map(_.toLowerCase(java.util.Locale.ROOT)) ++ fromMetadata.keySet
     val merged = paths.map { p =>
-      val explicit = options.columns.collectFirst { case (k, v) if k.equalsIgnoreCase(p) => v }.getOrElse(ColumnOverrides())
+      val explicit =
+        options.columns.collectFirst { case (k, v) if k.equalsIgnoreCase(p) => v }.getOrElse(ColumnOverrides())
       p -> explicit.orElse(fromMetadata.getOrElse(p, ColumnOverrides()))
     }.toMap
     val resolved = options.copy(columns = merged)
@@ -32,7 +33,10 @@ object FieldWriteSettings {
           if (f.metadata.contains(key)) Some(k -> metadataValue(f.metadata, key)) else None
         }.toMap
         val own = if (settings.isEmpty) Map.empty[String, ColumnOverrides]
-          else Map(path.toLowerCase(java.util.Locale.ROOT) -> WriterOptions.parseColumnOverrides(settings, k => s"field metadata '$MetadataPrefix$k' of `$path`"))
+        else Map(path.toLowerCase(java.util.Locale.ROOT) -> WriterOptions.parseColumnOverrides(
+          settings,
+          k => s"field metadata '$MetadataPrefix$k' of `$path`"
+        ))
         own ++ collect(f.dataType, path)
       }.toMap
     case a: ArrayType => collect(a.elementType, s"$prefix.element")
@@ -43,5 +47,9 @@ object FieldWriteSettings {
   /** Metadata values may be strings or numbers. */
   private def metadataValue(m: org.apache.spark.sql.types.Metadata, key: String): String =
     try m.getString(key)
-    catch { case _: ClassCastException => try m.getLong(key).toString catch { case _: ClassCastException => m.getDouble(key).toString } }
+    catch {
+      case _: ClassCastException =>
+        try m.getLong(key).toString
+        catch { case _: ClassCastException => m.getDouble(key).toString }
+    }
 }

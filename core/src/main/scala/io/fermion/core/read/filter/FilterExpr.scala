@@ -26,6 +26,7 @@ object FilterExpr {
   final case class And(left: FilterExpr, right: FilterExpr) extends FilterExpr
   final case class Or(left: FilterExpr, right: FilterExpr) extends FilterExpr
   final case class Not(child: FilterExpr) extends FilterExpr
+
   /** Matches every row: what an untranslatable part of a filter becomes. */
   case object Unknown extends FilterExpr
 
@@ -52,9 +53,13 @@ object FilterExpr {
   }
 
   private def negate(e: FilterExpr): FilterExpr = e match {
-    case Compare(c, op, v) => Compare(c, op match {
-        case Eq => NotEq; case NotEq => Eq; case Lt => GtEq; case LtEq => Gt; case Gt => LtEq; case GtEq => Lt
-      }, v)
+    case Compare(c, op, v) => Compare(
+        c,
+        op match {
+          case Eq => NotEq; case NotEq => Eq; case Lt => GtEq; case LtEq => Gt; case Gt => LtEq; case GtEq => Lt
+        },
+        v
+      )
     case IsNull(c) => IsNotNull(c)
     case IsNotNull(c) => IsNull(c)
     case And(l, r) => Or(negate(l), negate(r))

@@ -16,7 +16,11 @@ object RowFilter {
 
   /** The rows of `candidates` that may satisfy `filter`. `column` gives a decoded top-level column
     * (type and vector, holding at least the candidate rows) by name, or None. */
-  def select(filter: FilterExpr, column: String => Option[(FermionType, FieldVector)], candidates: RowRanges): RowRanges = {
+  def select(
+      filter: FilterExpr,
+      column: String => Option[(FermionType, FieldVector)],
+      candidates: RowRanges
+  ): RowRanges = {
     val test = compile(FilterExpr.normalize(filter), column)
     if (test == null) return candidates
     val kept = scala.collection.mutable.ArrayBuffer.empty[(Int, Int)]
@@ -56,7 +60,9 @@ object RowFilter {
         if (fs.exists(_.isEmpty)) None
         else {
           val all = fs.flatten.toArray
-          Some((row: Int) => { var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }; hit })
+          Some((row: Int) => {
+            var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }; hit
+          })
         }
       }
     case StartsWith(c, prefix) => leaf(c, column) { (_, v) =>
@@ -69,14 +75,17 @@ object RowFilter {
   }
 
   private def accepts(op: Op, c: Int): Boolean = op match {
-    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0; case GtEq => c >= 0
+    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
+    case GtEq => c >= 0
   }
 
   /** A test over one flat column: `build` gets the column's comparator factory (literal -> row ->
     * sign of value minus literal, None for a literal of another domain) and its vector. Null rows
     * never pass. */
-  private def leaf(name: String, column: String => Option[(FermionType, FieldVector)])
-                  (build: (FilterValue => Option[Int => Int], FieldVector) => Option[RowTest]): RowTest =
+  private def leaf(
+      name: String,
+      column: String => Option[(FermionType, FieldVector)]
+  )(build: (FilterValue => Option[Int => Int], FieldVector) => Option[RowTest]): RowTest =
     column(name) match {
       case Some((t, v)) if !FermionType.isNested(t) =>
         build(comparator(t, v), v).map { test => ((row: Int) => !v.isNull(row) && test(row)): RowTest }.orNull
@@ -93,7 +102,8 @@ object RowFilter {
           }
           Some(row => compareDoubles(get(row), x))
         case (_, vw: BaseVariableWidthVector, FilterValue.Bytes(b)) => Some(row => compareBytes(vw, row, b))
-        case (_, _, FilterValue.Integral(x)) => integral(t, v).map(get => (row: Int) => java.lang.Long.compare(get(row), x))
+        case (_, _, FilterValue.Integral(x)) =>
+          integral(t, v).map(get => (row: Int) => java.lang.Long.compare(get(row), x))
         case _ => None
       }
   }
@@ -104,7 +114,8 @@ object RowFilter {
     case i: BaseIntVector => Some(row => i.getValueAsLong(row))
     case d: DateDayVector => Some(row => d.get(row).toLong)
     case ts: TimeStampVector => Some(row => ts.get(row))
-    case d: DecimalVector if t.isInstanceOf[FermionType.Decimal] && t.asInstanceOf[FermionType.Decimal].precision <= 18 =>
+    case d: DecimalVector
+        if t.isInstanceOf[FermionType.Decimal] && t.asInstanceOf[FermionType.Decimal].precision <= 18 =>
       // Unscaled values of at most 18 digits fit the low 8 bytes (little-endian two's complement).
       Some(row => d.getDataBuffer.getLong(row.toLong * 16))
     case _ => None
@@ -123,7 +134,7 @@ object RowFilter {
     val n = math.min(len, lit.length)
     var i = 0
     while (i < n) {
-      val c = (data.getByte(start.toLong + i) & 0xFF) - (lit(i) & 0xFF)
+      val c = (data.getByte(start.toLong + i) & 0xff) - (lit(i) & 0xff)
       if (c != 0) return c
       i += 1
     }

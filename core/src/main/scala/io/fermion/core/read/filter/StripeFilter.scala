@@ -61,7 +61,13 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
               var p = 0
               while (p < m.fullNumPages(data, stripe)) {
                 val rc = m.pageRowCount(pool, p)
-                val page = ColumnStripeStats.ofPage(m.pageStatsFlags(pool, p), m.pageMin(pool, p), m.pageMax(pool, p), m.pageNullCount(pool, p), rc)
+                val page = ColumnStripeStats.ofPage(
+                  m.pageStatsFlags(pool, p),
+                  m.pageMin(pool, p),
+                  m.pageMax(pool, p),
+                  m.pageNullCount(pool, p),
+                  rc
+                )
                 if (rc < 0) return whole
                 if (test(page)) kept += ((row.toInt, (row + rc).toInt))
                 row += rc
@@ -82,7 +88,8 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
     case Unknown | Not(_) => true
     case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
-    case Compare(c, op, v) => stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v)) && (op != Eq || bloomAllows(c, stripe, Seq(v)))
+    case Compare(c, op, v) =>
+      stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v)) && (op != Eq || bloomAllows(c, stripe, Seq(v)))
     case In(c, vs) if vs.size > 1024 => stats(c, stripe).forall(_.mayHaveValue)
     case In(c, vs) =>
       // A stripe is kept only if some literal passes both the bounds and the bloom filter.
@@ -92,7 +99,8 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
   }
 
   /** Filters read so far (a predicate may test one column several times). */
-  private val blooms = scala.collection.mutable.HashMap.empty[(Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
+  private val blooms =
+    scala.collection.mutable.HashMap.empty[(Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
 
   /** False only when the stripe's bloom filter proves no value is there (equality and IN). */
   private def bloomAllows(column: String, stripe: Int, values: Seq[FilterValue]): Boolean =
@@ -113,7 +121,12 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
 }
 
 /** What a stripe's metadata says about one flat column. */
-final case class ColumnStripeStats(allNull: Boolean, noNull: Boolean, bounds: Option[ValueStats], emptyStrings: Boolean) {
+final case class ColumnStripeStats(
+    allNull: Boolean,
+    noNull: Boolean,
+    bounds: Option[ValueStats],
+    emptyStrings: Boolean
+) {
   import FilterExpr._
 
   def mayHaveNull: Boolean = !noNull
@@ -126,7 +139,9 @@ final case class ColumnStripeStats(allNull: Boolean, noNull: Boolean, bounds: Op
       val min = java.lang.Double.longBitsToDouble(b.min)
       val max = java.lang.Double.longBitsToDouble(b.max)
       val nan = (b.flags & ValueStats.HasNaN) != 0
-      val x = lit match { case FilterValue.Floating(d) => d; case FilterValue.Integral(l) => l.toDouble; case _ => return true }
+      val x = lit match {
+        case FilterValue.Floating(d) => d; case FilterValue.Integral(l) => l.toDouble; case _ => return true
+      }
       if (x.isNaN) return true
       // Spark orders NaN above every number: NaN rows satisfy >, >= and <>.
       op match {
@@ -169,10 +184,16 @@ final case class ColumnStripeStats(allNull: Boolean, noNull: Boolean, bounds: Op
 }
 
 object ColumnStripeStats {
+
   /** What one DATA page's PageMeta says. */
   def ofPage(flags: Int, min: Long, max: Long, nullCount: Int, rowCount: Int): ColumnStripeStats = {
     val bounds = Some(ValueStats(flags, min, max)).filter(_.usableBounds)
-    ColumnStripeStats(allNull = rowCount > 0 && nullCount >= rowCount, noNull = nullCount == 0, bounds, emptyStrings = false)
+    ColumnStripeStats(
+      allNull = rowCount > 0 && nullCount >= rowCount,
+      noNull = nullCount == 0,
+      bounds,
+      emptyStrings = false
+    )
   }
 
   def of(t: FermionType, cmb: Option[ColumnMetadataBlock], stripe: Int, rows: Int): ColumnStripeStats = cmb match {
@@ -189,7 +210,11 @@ object ColumnStripeStats {
       val full = data >= 0 && m.descType(data) == DescType.Full
       val dataLength = if (full) m.fullLength(data, stripe) else 0L
       val bounds =
-        if (full && dataLength > 0) Some(ValueStats(m.fullStatsFlags(data, stripe), m.fullMin(data, stripe), m.fullMax(data, stripe))).filter(_.usableBounds)
+        if (full && dataLength > 0) Some(ValueStats(
+          m.fullStatsFlags(data, stripe),
+          m.fullMin(data, stripe),
+          m.fullMax(data, stripe)
+        )).filter(_.usableBounds)
         else None
       // A variable-width column with values but no DATA bytes holds only empty strings.
       val empty = !allNull && dataLength == 0 && FermionType.isVariableWidth(t)
