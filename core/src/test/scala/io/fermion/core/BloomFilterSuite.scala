@@ -8,7 +8,8 @@ import scala.util.Random
 import io.fermion.core.bloom.{SplitBlockBloomFilter, XxHash64}
 import io.fermion.core.errors.FermionChecksumException
 import io.fermion.core.layout.StreamType
-import io.fermion.core.read.filter.{FilterExpr, FilterValue, StripeFilter}
+import io.fermion.core.expr.{FilterExpr, FilterValue}
+import io.fermion.core.read.filter.StripeFilter
 import io.fermion.core.write.WriterOptions
 import org.apache.arrow.vector.{BigIntVector, VarCharVector}
 import org.apache.arrow.vector.types.pojo.ArrowType

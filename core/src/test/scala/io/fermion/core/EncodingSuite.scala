@@ -6,7 +6,7 @@ import scala.util.Random
 
 import io.fermion.core.encoding._
 import io.fermion.core.layout.PageEncoding
-import io.fermion.core.write.GrowableBytes
+import io.fermion.core.bytes.GrowableBytes
 import org.scalatest.funsuite.AnyFunSuite
 
 /** The shared round-trip harness of the page encodings: every encoding, forced alone or chosen

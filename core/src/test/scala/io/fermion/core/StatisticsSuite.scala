@@ -5,7 +5,8 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 
 import io.fermion.core.layout.ValueStats
-import io.fermion.core.write.{PageStatistics, WriterOptions}
+import io.fermion.core.stats.PageStatistics
+import io.fermion.core.write.WriterOptions
 import org.apache.arrow.vector.{Float8Vector, VarCharVector, VectorSchemaRoot}
 import org.apache.arrow.vector.types.FloatingPointPrecision
 import org.apache.arrow.vector.types.pojo.{ArrowType, Schema}

@@ -5,8 +5,9 @@ import java.nio.charset.StandardCharsets
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import io.fermion.core.read.filter.{FilterExpr, FilterValue, StripeFilter}
-import io.fermion.core.read.filter.FilterExpr._
+import io.fermion.core.expr.{FilterExpr, FilterValue}
+import io.fermion.core.read.filter.StripeFilter
+import io.fermion.core.expr.FilterExpr._
 import io.fermion.core.write.WriterOptions
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.types.FloatingPointPrecision

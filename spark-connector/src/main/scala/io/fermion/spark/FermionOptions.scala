@@ -52,7 +52,7 @@ object FermionOptions {
   /** The manifest config a write asks for. */
   def datasetConfig(options: Map[String, String]): Map[String, String] =
     options.find(_._1.equalsIgnoreCase(StableRowIds)).map { case (k, v) =>
-      io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> io.fermion.core.write.OptionValues.bool(k, v).toString
+      io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> io.fermion.core.options.OptionValues.bool(k, v).toString
     }.toMap
 
   sealed trait TimeTravel

@@ -1,6 +1,6 @@
 package io.fermion.core.bloom
 
-import io.fermion.core.read.filter.FilterValue
+import io.fermion.core.expr.FilterValue
 import io.fermion.core.schema.FermionType
 
 /** What a bloom filter hashes for each type (docs/format.md, "Bloom filters"): integer-backed

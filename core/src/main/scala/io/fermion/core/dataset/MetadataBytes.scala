@@ -4,7 +4,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.charset.StandardCharsets
 import java.util.zip.CRC32
 
-import io.fermion.core.write.GrowableBytes
+import io.fermion.core.bytes.GrowableBytes
 
 /** Little-endian writer of the dataset's metadata files (manifests, transactions). Strings are
   * u32 length + UTF-8. A file ends with a CRC32 of everything before it and its magic again. */

@@ -2,7 +2,7 @@ package io.fermion.core.encoding
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-import io.fermion.core.write.GrowableBytes
+import io.fermion.core.bytes.GrowableBytes
 
 /** Packs unsigned integers of `width` bits (0 to 64) LSB-first into little-endian 64-bit words:
   * value i occupies bits [i * width, (i + 1) * width) of the word stream. A packed run of n values

@@ -1,7 +1,7 @@
 package io.fermion.core.encoding
 
 import io.fermion.core.layout.PageEncoding
-import io.fermion.core.write.GrowableBytes
+import io.fermion.core.bytes.GrowableBytes
 
 /** Chooses and applies one page's lightweight encoding (BtrBlocks-style, but exact rather than
   * sampled: one pass over the page's values gives min, max, runs and the range of differences, from

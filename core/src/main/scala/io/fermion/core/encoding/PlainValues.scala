@@ -2,7 +2,7 @@ package io.fermion.core.encoding
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-import io.fermion.core.write.GrowableBytes
+import io.fermion.core.bytes.GrowableBytes
 
 /** Conversions between PLAIN little-endian integers of 1, 2, 4 or 8 bytes and longs. */
 object PlainValues {

@@ -6,7 +6,7 @@ import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
-import io.fermion.core.write.PageStatistics
+import io.fermion.core.stats.PageStatistics
 import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}

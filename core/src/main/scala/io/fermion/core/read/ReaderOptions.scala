@@ -1,6 +1,6 @@
 package io.fermion.core.read
 
-import io.fermion.core.write.OptionValues
+import io.fermion.core.options.OptionValues
 
 /** Knobs of the file reader (docs/format.md, "Reading"). */
 final case class ReaderOptions(

@@ -1,5 +1,6 @@
 package io.fermion.core.write
 
+import io.fermion.core.bytes.{Bits, GrowableBits, GrowableBytes}
 import io.fermion.core.bloom.{BloomValues, XxHash64}
 import io.fermion.core.encoding.PlainValues
 import io.fermion.core.schema.FermionType

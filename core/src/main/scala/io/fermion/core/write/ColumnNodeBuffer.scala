@@ -1,5 +1,6 @@
 package io.fermion.core.write
 
+import io.fermion.core.bytes.{Bits, GrowableBits, GrowableBytes}
 import io.fermion.core.schema.{FermionField, FermionType}
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{LargeListVector, ListVector, MapVector, StructVector}

@@ -1,5 +1,6 @@
 package io.fermion.core.write
 
+import io.fermion.core.bytes.{Bits, GrowableBits, GrowableBytes}
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.PageCodec

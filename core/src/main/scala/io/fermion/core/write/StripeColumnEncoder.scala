@@ -1,5 +1,7 @@
 package io.fermion.core.write
 
+import io.fermion.core.stats.PageStatistics
+import io.fermion.core.bytes.{Bits, GrowableBits, GrowableBytes}
 import scala.collection.mutable.ArrayBuffer
 
 import io.fermion.core.storage.PositionedOutputFile

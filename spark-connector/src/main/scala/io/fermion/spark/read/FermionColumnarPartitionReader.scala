@@ -2,7 +2,8 @@ package io.fermion.spark.read
 
 import io.fermion.core.dataset.FermionDataset
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, ReaderOptions, RowRanges, StripeFetch}
-import io.fermion.core.read.filter.{FilterExpr, RowFilter, StripeFilter}
+import io.fermion.core.expr.FilterExpr
+import io.fermion.core.read.filter.{RowFilter, StripeFilter}
 import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
 import io.fermion.spark.SparkTypeMapping
 import io.fermion.spark.metrics.FermionScanMetrics

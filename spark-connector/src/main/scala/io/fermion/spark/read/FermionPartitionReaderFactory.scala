@@ -1,7 +1,7 @@
 package io.fermion.spark.read
 
 import io.fermion.core.read.ReaderOptions
-import io.fermion.core.read.filter.FilterExpr
+import io.fermion.core.expr.FilterExpr
 import io.fermion.spark.SerializableHadoopConf
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}

@@ -1,7 +1,7 @@
 package io.fermion.spark.read
 
 import io.fermion.core.read.ReaderOptions
-import io.fermion.core.read.filter.FilterExpr
+import io.fermion.core.expr.FilterExpr
 import io.fermion.core.dataset.TableSnapshot
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.spark.sql.connector.metric.CustomMetric
@@ -113,7 +113,7 @@ final class FermionScan(
     // Readers resolve only the filter's columns by name; the table's whole map would be shipped
     // with every task (10,000 entries for a wide table).
     val filterIds = columnIds.map { ids =>
-      val wanted = filter.toSeq.flatMap(io.fermion.core.read.filter.FilterExpr.columns).map(_.toLowerCase(
+      val wanted = filter.toSeq.flatMap(io.fermion.core.expr.FilterExpr.columns).map(_.toLowerCase(
         java.util.Locale.ROOT
       )).toSet
       ids.filter { case (name, _) => wanted.contains(name) }

@@ -2,7 +2,7 @@ package io.fermion.spark.read
 
 import io.fermion.core.dataset.TableSnapshot
 import io.fermion.core.read.ReaderOptions
-import io.fermion.core.read.filter.FilterExpr
+import io.fermion.core.expr.FilterExpr
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation
 import org.apache.spark.sql.connector.read.{

@@ -1,6 +1,6 @@
 package io.fermion.spark.read
 
-import io.fermion.core.read.filter.{FilterExpr, FilterValue}
+import io.fermion.core.expr.{FilterExpr, FilterValue}
 import org.apache.spark.sql.connector.expressions.{Literal, NamedReference}
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.types._

@@ -1,5 +1,6 @@
 package io.fermion.core.read.filter
 
+import io.fermion.core.expr.{FilterExpr, FilterValue}
 import io.fermion.core.read.RowRanges
 import io.fermion.core.schema.FermionType
 import org.apache.arrow.vector._

@@ -1,10 +1,11 @@
 package io.fermion.core.read.filter
 
+import io.fermion.core.expr.{FilterExpr, FilterValue}
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, StreamType, ValueStats}
 import io.fermion.core.bloom.BloomValues
 import io.fermion.core.read.{FermionFileReader, RowRanges}
 import io.fermion.core.schema.FermionType
-import io.fermion.core.write.PageStatistics
+import io.fermion.core.stats.PageStatistics
 
 /** Decides from a stripe's CMB statistics (min, max, null count) whether any row of the stripe can
   * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no".

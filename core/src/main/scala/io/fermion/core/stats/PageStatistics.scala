@@ -1,5 +1,6 @@
-package io.fermion.core.write
+package io.fermion.core.stats
 
+import io.fermion.core.bytes.Bits
 import io.fermion.core.layout.ValueStats
 import io.fermion.core.schema.FermionType
 

@@ -1,4 +1,4 @@
-package io.fermion.core.write
+package io.fermion.core.bytes
 
 /** A byte array that grows by doubling, with little-endian and bit-level appends. The writer's
   * stripe buffers are made of these; their sizes are what the stripe byte limit counts. */

@@ -1,4 +1,4 @@
-package io.fermion.core.read.filter
+package io.fermion.core.expr
 
 /** A row filter over top-level columns, used to skip whole stripes whose statistics prove that no
   * row can match. Skipping is the only use: rows of the stripes that remain are still filtered by
