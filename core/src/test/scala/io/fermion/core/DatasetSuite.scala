@@ -113,7 +113,7 @@ class DatasetSuite extends AnyFunSuite {
     intercept[FermionVersionNotFoundException](ds.manifest(4))
     ds.createTag("before-overwrite", 2)
     assert(
-      ds.resolve(None, None, Some("before-overwrite")).get.version == 2 && ds.tags == Map("before-overwrite" -> 2L)
+      ds.tagVersion("before-overwrite") == 2 && ds.tags == Map("before-overwrite" -> 2L)
     )
     intercept[IllegalArgumentException](ds.createTag("before-overwrite", 3))
     ds.deleteTag("before-overwrite")

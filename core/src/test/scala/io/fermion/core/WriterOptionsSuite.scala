@@ -1,5 +1,6 @@
 package io.fermion.core
 
+import io.fermion.core.options.OptionRegistry
 import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.EncodingSet
 import io.fermion.core.layout.PageEncoding
@@ -42,7 +43,8 @@ class WriterOptionsSuite extends AnyFunSuite {
     assert(err("column.a.compression" -> "lz9").contains("'column.a.compression'"))
     assert(err("column.a.compressionLevel" -> "99").contains("compressionLevel"))
     assert(err("column.a.pageSize" -> "12").contains("pageSize"))
-    assert(WriterOptions.Keys.isKnown("column.a.b.encodings") && !WriterOptions.Keys.isKnown("column.a.b.colour"))
+    assert(OptionRegistry.columnSetting("column.a.b.encodings").map(_._1).contains("a.b"))
+    assert(OptionRegistry.columnSetting("column.a.b.colour").isEmpty)
   }
 
   test("an override naming no column is rejected when the writer opens") {

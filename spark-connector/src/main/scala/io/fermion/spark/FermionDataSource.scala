@@ -5,7 +5,7 @@ import java.util
 import scala.jdk.CollectionConverters._
 
 import io.fermion.spark.catalog.FermionPathCatalog
-import io.fermion.core.dataset.TableSnapshot
+import io.fermion.core.scan.Snapshot
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog.{Identifier, SupportsCatalogOptions, Table, TableProvider}
 import org.apache.spark.sql.connector.expressions.Transform
@@ -51,7 +51,7 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     val path = FermionOptions.tablePath(props)
     // A dataset's own schema wins over the catalog's copy, which schema changes made through the
     // dataset API (or another session) leave behind.
-    val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
+    val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf())
     FermionTable.of(path, snapshot, schema, acceptAnySchema = false)
   }
 
@@ -65,7 +65,7 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
           new org.apache.hadoop.fs.Path(FermionOptions.tablePath(map)),
           FermionTableSchema.hadoopConf()
         )
-        java.util.Optional.of(dataset.resolve(None, None, Some(tag)).get.version.toString)
+        java.util.Optional.of(dataset.tagVersion(tag).toString)
       case _ => java.util.Optional.empty()
     }
   }
@@ -80,7 +80,7 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
   override def extractIdentifier(options: CaseInsensitiveStringMap): Identifier = {
     val map = options.asScala.toMap
     FermionOptions.checkKnown(map)
-    FermionPathCatalog.identifier(FermionOptions.tablePath(map))
+    FermionPathCatalog.identifier(FermionOptions.tablePath(map), FermionOptions.mergeSchema(map))
   }
 
   override def extractCatalog(options: CaseInsensitiveStringMap): String =

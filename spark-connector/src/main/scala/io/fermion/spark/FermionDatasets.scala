@@ -6,7 +6,9 @@ import scala.collection.mutable
 
 import io.fermion.core.dataset._
 import io.fermion.core.schema.{FermionField, FermionSchema}
-import io.fermion.spark.read.RowAddress
+import io.fermion.core.compaction.Compaction
+import io.fermion.core.scan.{ColumnRequest, Snapshot}
+import io.fermion.spark.read.MetadataColumns
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
@@ -24,7 +26,7 @@ import org.roaringbitmap.RoaringBitmap
 object FermionDatasets {
   private def open(path: String): FermionDataset = {
     val ds = new FermionDataset(new Path(path), FermionTableSchema.hadoopConf())
-    if (!ds.exists) throw new FermionVersionNotFoundException(path, "the path holds no Fermion dataset")
+    if (!ds.exists) throw new FermionDatasetNotFoundException(path, "the path holds no Fermion dataset")
     ds
   }
 
@@ -78,13 +80,13 @@ object FermionDatasets {
     val ds = openForChange(path)
     val base = ds.latest().get
     val matching = spark.read.format("fermion").option("versionAsOf", base.version).load(path)
-      .where(condition).select(RowAddress.Name)
+      .where(condition).select(MetadataColumns.RowAddressName)
     // Per task, the matching rows as one bitmap per fragment; the driver merges them.
     val perTask = matching.queryExecution.toRdd.mapPartitions { rows =>
       val byFragment = mutable.HashMap.empty[Long, RoaringBitmap]
       rows.foreach { r =>
         val a = r.getLong(0);
-        byFragment.getOrElseUpdate(RowAddress.fragment(a), new RoaringBitmap()).add(RowAddress.row(a))
+        byFragment.getOrElseUpdate(ColumnRequest.fragmentOf(a), new RoaringBitmap()).add(ColumnRequest.rowOf(a))
       }
       byFragment.iterator.map { case (f, b) =>
         val out = new java.io.ByteArrayOutputStream(); b.runOptimize(); b.serialize(new java.io.DataOutputStream(out));
@@ -114,23 +116,11 @@ object FermionDatasets {
   /** Adds nullable columns (a DDL list such as `"score double, tags array<string>"`); existing rows
     * read them as null. No data file is written. */
   def addColumns(spark: SparkSession, path: String, ddl: String): Long = {
-    val ds = openForChange(path)
-    val base = ds.latest().get
     val added = StructType.fromDDL(ddl)
     SparkTypeMapping.validate(added)
-    val existing = base.schema.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet
-    added.fields.find(f => existing.contains(f.name.toLowerCase(Locale.ROOT))).foreach { f =>
-      throw new IllegalArgumentException(
-        s"Cannot add column `${f.name}` to the Fermion dataset at '$path': it already has one"
-      )
-    }
-    val fresh = SchemaIds.assignFrom(
-      base.schema,
-      SparkTypeMapping.toFermion(StructType(added.fields.map(_.copy(nullable = true)))),
-      base.lastFieldId
-    )
-    val schema = FermionSchema(base.schema.fields ++ fresh.fields)
-    ds.commit(base.version, Operation.Project(schema, s"add columns ${added.fieldNames.mkString(", ")}")).version
+    val update = openForChange(path).updateSchema()
+    SparkTypeMapping.toFermion(added).fields.foreach(update.addColumn)
+    update.commit().version
   }
 
   /** Adds columns computed from the existing ones (`names(i)` = SQL expression `expressions(i)`),
@@ -149,11 +139,18 @@ object FermionDatasets {
     val ds = openForChange(path)
     val base = ds.latest().get
     // One partition per data file, rows in file order: what the column files are written from.
-    val df = spark.read.format("fermion").option("versionAsOf", base.version).option(
-      Compaction.WholeFilesOption,
-      "true"
-    ).load(path)
-      .selectExpr((RowAddress.Name +: cols.map { case (n, e) => s"$e AS `${n.replace("`", "``")}`" }): _*)
+    val snapshot = Snapshot.ofManifest(ds, base)
+    val table = new FermionTable(
+      path,
+      FermionTableSchema.of(snapshot).get,
+      acceptAnySchema = false,
+      () => snapshot,
+      wholeFiles = true
+    )
+    val df = org.apache.spark.sql.fermion.Relations.dataFrame(spark, table)
+      .selectExpr((MetadataColumns.RowAddressName +: cols.map { case (n, e) =>
+        s"$e AS `${n.replace("`", "``")}`"
+      }): _*)
     writeColumnFiles(spark, path, ds, base, df)
   }
 
@@ -163,19 +160,19 @@ object FermionDatasets {
   def addColumnsFromDataFrame(spark: SparkSession, path: String, values: DataFrame): Long = {
     val ds = openForChange(path)
     val base = ds.latest().get
-    val addr = values.schema.fields.find(_.name == RowAddress.Name).getOrElse(
+    val addr = values.schema.fields.find(_.name == MetadataColumns.RowAddressName).getOrElse(
       throw new IllegalArgumentException(
-        s"the DataFrame needs the ${RowAddress.Name} column of the rows it fills (select it when reading the dataset)"
+        s"the DataFrame needs the ${MetadataColumns.RowAddressName} column of the rows it fills (select it when reading the dataset)"
       )
     )
     if (addr.dataType != LongType)
-      throw new IllegalArgumentException(s"${RowAddress.Name} must be bigint, got ${addr.dataType.sql}")
+      throw new IllegalArgumentException(s"${MetadataColumns.RowAddressName} must be bigint, got ${addr.dataType.sql}")
     import org.apache.spark.sql.functions.{col, shiftrightunsigned}
-    val others = values.columns.filter(_ != RowAddress.Name).map(c => col(s"`${c.replace("`", "``")}`"))
+    val others = values.columns.filter(_ != MetadataColumns.RowAddressName).map(c => col(s"`${c.replace("`", "``")}`"))
     val fragments = math.max(1, base.fragments.size)
-    val df = values.select(col(RowAddress.Name) +: others: _*)
-      .repartition(fragments, shiftrightunsigned(col(RowAddress.Name), 32))
-      .sortWithinPartitions(RowAddress.Name)
+    val df = values.select(col(MetadataColumns.RowAddressName) +: others: _*)
+      .repartition(fragments, shiftrightunsigned(col(MetadataColumns.RowAddressName), 32))
+      .sortWithinPartitions(MetadataColumns.RowAddressName)
     writeColumnFiles(spark, path, ds, base, df)
   }
 
@@ -234,7 +231,7 @@ object FermionDatasets {
           try {
             rows.foreach { r =>
               val address = r.getLong(0)
-              val f = RowAddress.fragment(address)
+              val f = ColumnRequest.fragmentOf(address)
               if (f != fragment) {
                 if (out.exists(_._1 == f))
                   throw new IllegalStateException(s"rows of fragment $f are not grouped together")
@@ -242,7 +239,7 @@ object FermionDatasets {
                 val layout = layouts.getOrElse(
                   f,
                   throw new IllegalArgumentException(
-                    s"a ${RowAddress.Name} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"
+                    s"a ${MetadataColumns.RowAddressName} names fragment $f, which version $version of '$root' does not have (compacted or overwritten since?)"
                   )
                 )
                 fragment = f; next = 0L; total = layout.map(_.toLong).sum
@@ -257,10 +254,11 @@ object FermionDatasets {
                   Some(layout)
                 )
               }
-              val offset = RowAddress.row(address).toLong
-              if (offset < next) throw new IllegalArgumentException(s"two values for row ${RowAddress.Name} = $address")
+              val offset = ColumnRequest.rowOf(address).toLong
+              if (offset < next)
+                throw new IllegalArgumentException(s"two values for row ${MetadataColumns.RowAddressName} = $address")
               if (offset >= total) throw new IllegalArgumentException(
-                s"${RowAddress.Name} = $address is past the $total rows of fragment $f"
+                s"${MetadataColumns.RowAddressName} = $address is past the $total rows of fragment $f"
               )
               while (next < offset) { writer.write(nulls); next += 1 }
               writer.write(new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.indices.map(i =>
@@ -298,98 +296,41 @@ object FermionDatasets {
 
   /** Drops columns from the schema; their data stays in the files until compaction rewrites them. */
   def dropColumns(path: String, columns: java.util.List[String]): Long = {
-    val ds = openForChange(path)
-    val base = ds.latest().get
-    val drop = scala.jdk.CollectionConverters.ListHasAsScala(columns).asScala.map(_.toLowerCase(Locale.ROOT)).toSet
-    val missing = drop -- base.schema.fields.map(_.name.toLowerCase(Locale.ROOT))
-    if (missing.nonEmpty) throw new IllegalArgumentException(
-      s"Cannot drop ${missing.mkString(", ")}: no such column in the Fermion dataset at '$path'"
-    )
-    val kept = base.schema.fields.filterNot(f => drop.contains(f.name.toLowerCase(Locale.ROOT)))
-    if (kept.isEmpty) throw new IllegalArgumentException(s"Cannot drop every column of the Fermion dataset at '$path'")
-    ds.commit(base.version, Operation.Project(FermionSchema(kept), s"drop columns ${drop.mkString(", ")}")).version
+    import scala.jdk.CollectionConverters._
+    openForChange(path).updateSchema().dropColumns(columns.asScala.toSeq: _*).commit().version
   }
 
   /** Renames a top-level column; files are matched by field id, so no data is touched. */
-  def renameColumn(path: String, from: String, to: String): Long = {
-    val ds = openForChange(path)
-    val base = ds.latest().get
-    val i = base.schema.indexOf(from).getOrElse(throw new IllegalArgumentException(
-      s"Cannot rename `$from`: no such column in the Fermion dataset at '$path'"
-    ))
-    if (base.schema.indexOf(to).exists(_ != i))
-      throw new IllegalArgumentException(s"Cannot rename `$from` to `$to`: `$to` exists")
-    val fields = base.schema.fields.updated(i, base.schema.fields(i).copy(name = to))
-    ds.commit(base.version, Operation.Project(FermionSchema(fields), s"rename column $from to $to")).version
-  }
+  def renameColumn(path: String, from: String, to: String): Long =
+    openForChange(path).updateSchema().renameColumn(from, to).commit().version
 
   /** Rewrites small fragments and fragments with deleted rows into fragments of about `targetRows`
-    * rows, dropping deleted rows and the data of dropped columns; returns the new version, or the
-    * current one when nothing needed compacting. Readers of older versions are unaffected. */
+    * rows ([[Compaction]]), one Spark task per output file; returns the new version, or the current
+    * one when nothing needed compacting. Readers of older versions are unaffected. */
   def compact(spark: SparkSession, path: String, targetRows: Long): Long = {
-    require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
     val ds = openForChange(path)
-    val base = ds.latest().get
-    if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
-      throw new UnsupportedOperationException(
-        s"Compaction of a dataset with stable row ids is not supported yet ('$path')"
-      )
-    val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
-    val rows = candidates.map(_.rowCount).sum
-    val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
-    // Worth it when deleted rows go away or fragments merge into fewer.
-    if (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size) return base.version
-    val ids = candidates.map(_.id).mkString(",")
-    val sc = spark.sparkContext
-    val previous = sc.getLocalProperty("spark.job.description")
-    sc.setJobDescription(s"Fermion compaction of ${candidates.size} fragments ($rows rows) into $outputs at $path")
-    try {
-      spark.read.format("fermion").option("versionAsOf", base.version).option(Compaction.FragmentsOption, ids).load(
-        path
-      )
-        .coalesce(outputs)
-        .write.format("fermion").mode("append")
-        .option(Compaction.FragmentsOption, ids).option(Compaction.ReadVersionOption, base.version.toString)
-        .save(path)
-    } finally sc.setJobDescription(previous)
-    ds.latestVersion().get
+    val stored = ds.latest().map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
+    Compaction.plan(ds, targetRows, io.fermion.core.write.WriterOptions.parse(stored)) match {
+      case None => ds.latestVersion().get
+      case Some(plan) =>
+        val conf = SerializableHadoopConf.broadcast()
+        val sc = spark.sparkContext
+        val previous = sc.getLocalProperty("spark.job.description")
+        sc.setJobDescription(
+          s"Fermion compaction of ${plan.fragments.size} fragments (${plan.rows} rows) into ${plan.groups.size} at $path"
+        )
+        val written =
+          try sc.parallelize(plan.groups, plan.groups.size).map(g => Compaction.rewrite(plan, g, conf.value.value))
+              .collect()
+          finally sc.setJobDescription(previous)
+        Compaction.commit(ds, plan, written.toSeq).version
+    }
   }
 
   /** Removes versions older than `retainHours` (never the latest or a tagged one) and the files no
     * remaining version references; returns (versions removed, files removed, bytes removed). */
   def cleanup(path: String, retainHours: Double, allowShortRetention: Boolean): (Int, Int, Long) = {
-    require(retainHours >= 0, s"retainHours must not be negative, got $retainHours")
-    // Files younger than the retention may belong to a write still in flight: deleting them would
-    // break its commit. Like Delta's VACUUM, a short retention must be asked for explicitly.
-    if (retainHours < FermionDatasets.MinSafeRetentionHours && !allowShortRetention)
-      throw new IllegalArgumentException(
-        s"retainHours $retainHours is below ${FermionDatasets.MinSafeRetentionHours}: files of writes still running " +
-          "could be removed; pass allowShortRetention when no other writer is active"
-      )
-    val r = open(path).cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
+    val r = open(path).cleanup(retainHours, allowShortRetention)
     (r.versionsRemoved, r.filesRemoved, r.bytesRemoved)
   }
-
-  val MinSafeRetentionHours = 1.0
-
-  private[spark] def fieldOf(schema: FermionSchema, name: String): Option[FermionField] =
-    schema.indexOf(name).map(schema.fields)
-}
-
-/** Internal options that tie a compaction's read (only the chosen fragments) to its write
-  * (committed as a compaction of those fragments over the version read). */
-object Compaction {
-  val FragmentsOption = "__fermionCompactFragments"
-  val ReadVersionOption = "__fermionCompactReadVersion"
-
-  /** Read option: one input partition per data file, rows in file order. */
-  val WholeFilesOption = "__fermionWholeFiles"
-  def wholeFiles(options: Map[String, String]): Boolean = options.exists { case (k, v) =>
-    k.equalsIgnoreCase(WholeFilesOption) && v.equalsIgnoreCase("true")
-  }
-
-  def fragments(options: Map[String, String]): Option[Set[Long]] =
-    options.find(_._1.equalsIgnoreCase(FragmentsOption)).map(_._2.split(",").filter(_.nonEmpty).map(_.toLong).toSet)
-  def readVersion(options: Map[String, String]): Option[Long] =
-    options.find(_._1.equalsIgnoreCase(ReadVersionOption)).map(_._2.toLong)
 }

@@ -2,90 +2,72 @@ package io.fermion.spark
 
 import java.util.Locale
 
+import io.fermion.core.options.{OptionRegistry, OptionScope}
 import io.fermion.core.read.ReaderOptions
 import io.fermion.core.write.WriterOptions
 
-/** The options a Fermion read or write accepts. Unknown keys are errors, raised while planning, so
-  * a typo ("compresion") never silently falls back to a default. */
+/** The options of a Fermion read or write, parsed once where Spark hands them over. Keys and their
+  * parsing come from the core's [[OptionRegistry]]; unknown keys are errors raised while planning,
+  * so a typo ("compresion") never silently falls back to a default. */
 object FermionOptions {
   val Path = "path"
 
   /** Keys Spark itself puts into the option maps of path-based and catalog tables. */
-  private val SparkKeys =
+  val SparkKeys: Set[String] =
     Set("path", "paths", "location", "provider", "owner", "external", "is_managed_location", "comment")
 
-  private def check(kind: String, options: Map[String, String], known: Seq[String]): Unit = {
-    val allowed = known.map(_.toLowerCase(Locale.ROOT)).toSet ++ SparkKeys
-    val columnSettings = known.exists(_ == WriterOptions.Keys.Compression)
-    def isAllowed(k: String) = allowed.contains(k.toLowerCase(Locale.ROOT)) || k.startsWith(
-      "__"
-    ) || (columnSettings && WriterOptions.Keys.isKnown(k))
-    options.keys.find(k => !isAllowed(k)).foreach { k =>
-      val perColumn = if (columnSettings)
-        s", and per column ${WriterOptions.Keys.ColumnPrefix}<column>.{${WriterOptions.Keys.ColumnKeys.mkString(",")}}"
-      else ""
-      throw new IllegalArgumentException(
-        s"Unknown Fermion $kind option '$k'. Known $kind options: ${known.mkString(", ")}$perColumn"
-      )
-    }
+  /** Rejects keys that are neither read, write nor dataset options (and bad values), before a
+    * DataFrame read or write creates anything. */
+  def checkKnown(options: Map[String, String]): Unit =
+    OptionRegistry.checkKnown(options, Set(OptionScope.Read, OptionScope.Write, OptionScope.Dataset), SparkKeys)
+
+  def readerOptions(options: Map[String, String]): ReaderOptions = {
+    OptionRegistry.checkKnown(options, Set(OptionScope.Read), SparkKeys)
+    ReaderOptions.parse(options)
   }
 
-  /** Rejects keys that are neither read nor write options; called where Spark first hands over the
-    * options of a DataFrame read or write, before anything is created; bad values fail here too. */
-  def checkKnown(options: Map[String, String]): Unit = {
-    check("read or write", options, ReaderOptions.Keys.all ++ TimeTravelKeys ++ WriterOptions.Keys.all :+ StableRowIds)
-    datasetConfig(options)
-    timeTravel(options)
-    ReaderOptions.parse(options)
+  def writerOptions(options: Map[String, String]): WriterOptions = {
+    OptionRegistry.checkKnown(options, Set(OptionScope.Write, OptionScope.Dataset), SparkKeys)
     WriterOptions.parse(options)
   }
 
-  /** Time-travel read options: at most one of them. */
-  val VersionAsOf = "versionAsOf"
-  val TimestampAsOf = "timestampAsOf"
-  val Tag = "tag"
-  val TimeTravelKeys: Seq[String] = Seq(VersionAsOf, TimestampAsOf, Tag)
+  /** The write and dataset options of `options` (what a new dataset stores as its defaults). */
+  def writeSettings(options: Map[String, String]): Map[String, String] = options.filter { case (k, _) =>
+    OptionRegistry.all.exists(s => s.matches(k) && s.scope != OptionScope.Read) || OptionRegistry.columnSetting(k).nonEmpty
+  }
 
-  /** Write option, used when a write creates (or overwrites) a dataset: assign stable row ids. */
-  val StableRowIds = "stableRowIds"
-
-  /** The manifest config a write asks for. */
-  def datasetConfig(options: Map[String, String]): Map[String, String] =
-    options.find(_._1.equalsIgnoreCase(StableRowIds)).map { case (k, v) =>
-      io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> io.fermion.core.options.OptionValues.bool(k, v).toString
-    }.toMap
+  /** What a write that creates (or overwrites) a dataset stores in it: its dataset options and
+    * its write options, which later writes use unless they set them. */
+  def datasetConfig(options: Map[String, String]): Map[String, String] = {
+    val rowIds = OptionRegistry.StableRowIds.in(options).map(v =>
+      io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> v.toString
+    )
+    val write = writeSettings(options).filterNot { case (k, _) => OptionRegistry.StableRowIds.matches(k) }
+      .map { case (k, v) => io.fermion.core.dataset.FermionDataset.WriteOptionPrefix + k -> v }
+    write ++ rowIds
+  }
 
   sealed trait TimeTravel
   final case class AtVersion(version: Long) extends TimeTravel
   final case class AtTimestamp(timestamp: String) extends TimeTravel
   final case class AtTag(tag: String) extends TimeTravel
 
+  /** `versionAsOf`, `timestampAsOf` or `tag`: at most one of them. */
   def timeTravel(options: Map[String, String]): Option[TimeTravel] = {
-    val lower = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
-    val given = TimeTravelKeys.flatMap(k => lower.get(k.toLowerCase(Locale.ROOT)).map(k -> _))
-    if (given.size > 1) throw new IllegalArgumentException(
-      s"Give at most one of ${TimeTravelKeys.mkString(", ")}; got ${given.map(_._1).mkString(", ")}"
-    )
-    given.headOption.map {
-      case (VersionAsOf, v) => AtVersion(v.trim.toLongOption.filter(_ >= 1).getOrElse(
-          throw new IllegalArgumentException(
-            s"Invalid value '$v' for option '$VersionAsOf': expected a version number (1, 2, ...)"
-          )
-        ))
-      case (TimestampAsOf, v) => AtTimestamp(v)
-      case (_, v) => AtTag(v)
-    }
+    import OptionRegistry.{Tag, TimestampAsOf, VersionAsOf}
+    val given = Seq(
+      VersionAsOf.in(options).map(AtVersion),
+      TimestampAsOf.in(options).map(AtTimestamp),
+      Tag.in(options).map(AtTag)
+    ).flatten
+    if (given.size > 1)
+      throw new IllegalArgumentException(
+        s"Give at most one of ${Seq(VersionAsOf, TimestampAsOf, Tag).mkString(", ")}; got ${given.mkString(", ")}"
+      )
+    given.headOption
   }
 
-  def readerOptions(options: Map[String, String]): ReaderOptions = {
-    check("read", options, ReaderOptions.Keys.all ++ TimeTravelKeys)
-    ReaderOptions.parse(options)
-  }
-
-  def writerOptions(options: Map[String, String]): WriterOptions = {
-    check("write", options, WriterOptions.Keys.all :+ StableRowIds)
-    WriterOptions.parse(options)
-  }
+  def mergeSchema(options: Map[String, String]): Boolean = OptionRegistry.MergeSchema.in(options).getOrElse(false)
 
   /** The table path from `path` (DataFrame API) or `location` (catalog tables). */
   def tablePath(options: Map[String, String]): String = {

@@ -4,8 +4,8 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.dataset.TableSnapshot
-import io.fermion.spark.read.{FermionScanBuilder, RowAddress}
+import io.fermion.core.scan.Snapshot
+import io.fermion.spark.read.{FermionScanBuilder, MetadataColumns}
 import io.fermion.spark.write.FermionWriteBuilder
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.expressions.filter.Predicate
@@ -25,10 +25,13 @@ final class FermionTable(
     val path: String,
     tableSchema: StructType,
     acceptAnySchema: Boolean,
-    snapshotOf: () => TableSnapshot
+    snapshotOf: () => Snapshot,
+    /** Read one partition per data file, rows in file order (what writing a new column per
+      * fragment needs). */
+    wholeFiles: Boolean = false
 ) extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsDeleteV2 {
 
-  lazy val snapshot: TableSnapshot = snapshotOf()
+  lazy val snapshot: Snapshot = snapshotOf()
 
   override def name(): String = s"fermion.`$path`" + snapshot.version.map(v => s"@v$v").getOrElse("")
 
@@ -43,33 +46,13 @@ final class FermionTable(
     caps.asJava
   }
 
-  override def metadataColumns(): Array[MetadataColumn] = Array(RowAddress.Column, RowAddress.RowIdColumn)
+  override def metadataColumns(): Array[MetadataColumn] = MetadataColumns.all
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
-    val map = options.asScala.toMap
-    val scanned = Compaction.fragments(map) match {
-      case Some(ids) => snapshot.copy(files = snapshot.files.filter(f => ids.contains(f.fragmentId)))
-      case None => snapshot
-    }
-    new FermionScanBuilder(
-      scanned,
-      tableSchema,
-      FermionOptions.readerOptions(map),
-      wholeFiles = Compaction.wholeFiles(map)
-    )
-  }
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
+    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(options.asScala.toMap), wholeFiles)
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder = {
-    val options = info.options().asScala.toMap
-    new FermionWriteBuilder(
-      path,
-      snapshot,
-      tableSchema,
-      info,
-      FermionOptions.writerOptions(options),
-      checkAppendSchema = acceptAnySchema
-    )
-  }
+  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
+    new FermionWriteBuilder(path, snapshot, tableSchema, info, checkAppendSchema = acceptAnySchema)
 
   override def canDeleteWhere(predicates: Array[Predicate]): Boolean = true
 
@@ -85,6 +68,6 @@ object FermionTable {
 
   /** The table of `snapshot`: its dataset's schema when it has one (it wins over any copy a catalog
     * keeps), else `fallback` (a table not written yet). */
-  def of(path: String, snapshot: TableSnapshot, fallback: StructType, acceptAnySchema: Boolean): FermionTable =
+  def of(path: String, snapshot: Snapshot, fallback: StructType, acceptAnySchema: Boolean): FermionTable =
     new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(fallback), acceptAnySchema, () => snapshot)
 }

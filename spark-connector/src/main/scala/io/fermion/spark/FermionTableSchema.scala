@@ -1,6 +1,6 @@
 package io.fermion.spark
 
-import io.fermion.core.dataset.TableSnapshot
+import io.fermion.core.scan.Snapshot
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.types.StructType
@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.StructType
 object FermionTableSchema {
   def hadoopConf(): Configuration = new Configuration(SparkSession.active.sparkContext.hadoopConfiguration)
 
-  def of(snapshot: TableSnapshot): Option[StructType] = snapshot.schema.map(SparkTypeMapping.toSpark)
+  def of(snapshot: Snapshot): Option[StructType] = snapshot.schema.map(SparkTypeMapping.toSpark)
 
-  def infer(path: String, conf: Configuration): Option[StructType] = of(TableSnapshot.load(path, conf))
+  def infer(path: String, conf: Configuration): Option[StructType] = of(Snapshot.open(path, conf))
 }

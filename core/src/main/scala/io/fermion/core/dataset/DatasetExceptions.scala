@@ -16,13 +16,17 @@ final class FermionCommitConflictException(
     reason: String
 ) extends FermionDatasetException(
       dataset,
-      s"FermionCommitConflictException: cannot commit over version $readVersion: version $conflictingVersion $reason"
+      s"cannot commit over version $readVersion: version $conflictingVersion $reason"
     )
 
 /** A version, timestamp or tag that names no version of the dataset. */
 final class FermionVersionNotFoundException(dataset: String, what: String)
-    extends FermionDatasetException(dataset, s"FermionVersionNotFoundException: $what")
+    extends FermionDatasetException(dataset, what)
 
 /** A manifest, transaction or deletion file that cannot be decoded. */
 final class InvalidFermionDatasetException(dataset: String, file: String, message: String, cause: Throwable = null)
-    extends FermionDatasetException(dataset, s"InvalidFermionDatasetException: $file: $message", cause)
+    extends FermionDatasetException(dataset, s"$file: $message", cause)
+
+/** A path that holds no Fermion dataset (nor loose Fermion files) where one is needed. */
+final class FermionDatasetNotFoundException(dataset: String, why: String)
+    extends FermionDatasetException(dataset, why)

@@ -82,21 +82,17 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     ))
   }
 
-  /** The manifest a read asks for: a version, a time, a tag, or the latest. */
-  def resolve(version: Option[Long], timestampMillis: Option[Long], tag: Option[String]): Option[Manifest] =
-    (version, timestampMillis, tag) match {
-      case (Some(v), None, None) => Some(manifest(v))
-      case (None, Some(t), None) => Some(versionAsOfTime(t))
-      case (None, None, Some(t)) => Some(manifest(tags.getOrElse(
-          t,
-          throw new FermionVersionNotFoundException(
-            name,
-            s"no tag '$t' (tags: ${tags.keys.toSeq.sorted.mkString(", ")})"
-          )
-        )))
-      case (None, None, None) => latest()
-      case _ => throw new IllegalArgumentException("give at most one of versionAsOf, timestampAsOf and tag")
-    }
+  /** The version `tag` names. */
+  def tagVersion(tag: String): Long = {
+    val all = tags
+    all.getOrElse(
+      tag,
+      throw new FermionVersionNotFoundException(name, s"no tag '$tag' (tags: ${all.keys.toSeq.sorted.mkString(", ")})")
+    )
+  }
+
+  /** Schema changes that rewrite no data (add nullable columns, drop, rename), committed together. */
+  def updateSchema(): SchemaUpdate = new SchemaUpdate(this)
 
   // ---- tags ----
 
@@ -208,6 +204,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     * references and that is older than the cutoff (so files of writes still in flight survive).
     * Time travel to a removed version then fails with FermionVersionNotFoundException. */
   def cleanup(cutoffMillis: Long): CleanupResult = {
+    ManifestPublisher.checkSupported(fs)
     val all = versionNumbers()
     if (all.isEmpty) return CleanupResult(0, 0, 0)
     val tagged = tags.values.toSet
@@ -241,6 +238,19 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     CleanupResult(gone.size, files, bytes)
   }
 
+  /** [[cleanup]] of what is older than `retainHours`. Files younger than the retention may belong
+    * to a write still in flight, and removing them would break its commit: like Delta's VACUUM, a
+    * retention under [[FermionDataset.MinSafeRetentionHours]] must be asked for explicitly. */
+  def cleanup(retainHours: Double, allowShortRetention: Boolean): CleanupResult = {
+    require(retainHours >= 0, s"retainHours must not be negative, got $retainHours")
+    if (retainHours < FermionDataset.MinSafeRetentionHours && !allowShortRetention)
+      throw new IllegalArgumentException(
+        s"retainHours $retainHours is below ${FermionDataset.MinSafeRetentionHours}: files of writes still running " +
+          "could be removed; allow a short retention only when no other writer is active"
+      )
+    cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
+  }
+
   /** Whether `op` may still be applied after `version` committed. */
   private def checkCompatible(
       readVersion: Long,
@@ -272,6 +282,17 @@ object FermionDataset {
 
   /** Manifest config key: the dataset assigns stable row ids (set when it is created). */
   val StableRowIdsConfig = "fermion.stableRowIds"
+
+  /** Manifest config keys `fermion.write.<option>`: write options given when the dataset was
+    * created (or overwritten); later writes use them unless they set the option themselves. */
+  val WriteOptionPrefix = "fermion.write."
+
+  /** The write options a dataset keeps (keys without the prefix). */
+  def storedWriteOptions(m: Manifest): Map[String, String] =
+    m.config.collect { case (k, v) if k.startsWith(WriteOptionPrefix) => k.stripPrefix(WriteOptionPrefix) -> v }
+
+  /** Below this many hours, [[FermionDataset.cleanup]] by retention needs explicit consent. */
+  val MinSafeRetentionHours = 1.0
 
   def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
     // Settings are chosen by whoever creates (or overwrites) the dataset, never by a later writer.

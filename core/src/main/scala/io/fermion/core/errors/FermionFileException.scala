@@ -11,7 +11,7 @@ sealed abstract class FermionFileException(val path: String, val offset: Long, m
 /** Not a Fermion file, or structurally broken: bad magic, too short for a footer, metadata that
   * points outside its own region or disagrees with itself. */
 final class InvalidFermionFileException(path: String, offset: Long, message: String, cause: Throwable = null)
-    extends FermionFileException(path, offset, s"InvalidFermionFileException: $message", cause)
+    extends FermionFileException(path, offset, message, cause)
 
 /** A read would go past the end of the file: the file was truncated after it was written, or an
   * offset in the metadata is corrupt. */
@@ -19,7 +19,7 @@ final class FermionOffsetOutOfRangeException(path: String, offset: Long, val len
     extends FermionFileException(
       path,
       offset,
-      s"FermionOffsetOutOfRangeException: reading $length bytes at offset $offset goes beyond the end of the data ($fileLength bytes in the file); the file is truncated or its metadata is corrupt"
+      s"reading $length bytes at offset $offset goes beyond the end of the data ($fileLength bytes in the file); the file is truncated or its metadata is corrupt"
     )
 
 /** Stored bytes do not match their CRC32: the page or the metadata region was damaged. */
@@ -27,7 +27,7 @@ final class FermionChecksumException(path: String, offset: Long, what: String, v
     extends FermionFileException(
       path,
       offset,
-      f"FermionChecksumException: CRC32 mismatch in $what (stored 0x$expected%08x, computed 0x$actual%08x); the file is corrupt"
+      f"CRC32 mismatch in $what (stored 0x$expected%08x, computed 0x$actual%08x); the file is corrupt"
     )
 
 /** The file was written by a newer, incompatible format version. */
@@ -35,6 +35,6 @@ final class UnsupportedFermionVersionException(path: String, offset: Long, val m
     extends FermionFileException(
       path,
       offset,
-      s"UnsupportedFermionVersionException: format version $major.$minor is not supported by this reader (reads major version ${io.fermion.core.layout.FormatVersion.Major})" +
+      s"format version $major.$minor is not supported by this reader (reads major version ${io.fermion.core.layout.FormatVersion.Major})" +
         (if (major > io.fermion.core.layout.FormatVersion.Major) "; upgrade Fermion to read it" else "")
     )

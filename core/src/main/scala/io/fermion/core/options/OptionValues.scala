@@ -23,7 +23,10 @@ object OptionValues {
   }
 
   /** A byte count: digits with an optional k, m or g suffix (binary units). */
-  def bytes(key: String, value: String, max: Long): Long = wrap(key, value) {
+  def bytes(key: String, value: String, max: Long): Long = wrap(key, value)(bytes(value, max))
+
+  /** [[bytes]] without naming an option in the error. */
+  def bytes(value: String, max: Long): Long = {
     val v = value.trim.toLowerCase(java.util.Locale.ROOT)
     val (digits, mult) =
       if (v.endsWith("k") || v.endsWith("kb")) (v.takeWhile(_.isDigit), 1L << 10)

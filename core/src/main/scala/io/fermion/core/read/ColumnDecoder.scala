@@ -43,18 +43,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
     } catch { case t: Throwable => vector.close(); throw t }
   }
 
-  private def allocateNulls(v: FieldVector, rows: Int): Unit = {
-    v match {
-      case vw: BaseVariableWidthVector => vw.allocateNew(0L, rows)
-      case other => other.setInitialCapacity(rows); other.allocateNew()
-    }
-    v.getValidityBuffer.setZero(0, v.getValidityBuffer.capacity())
-    v match {
-      case l: ListVector => l.getOffsetBuffer.setZero(0, l.getOffsetBuffer.capacity()); l.setLastSet(rows - 1)
-      case _ =>
-    }
-    v.setValueCount(rows)
-  }
+  private def allocateNulls(v: FieldVector, rows: Int): Unit = ColumnDecoder.fillNulls(v, rows)
 
   /** One column's chunks in one stripe; `dataPages`, for a flat column, the only DATA pages to
     * decode (the slots of the others keep whatever the fresh vector holds). */
@@ -287,6 +276,26 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
 }
 
 object ColumnDecoder {
+
+  /** A vector of `field`'s type holding `rows` nulls (owned by the caller). */
+  def nullVector(field: io.fermion.core.schema.FermionField, rows: Int, allocator: BufferAllocator): FieldVector = {
+    val v = ArrowSchemaMapping.toArrowField(field).createVector(allocator)
+    try { fillNulls(v, rows); v }
+    catch { case t: Throwable => v.close(); throw t }
+  }
+
+  private def fillNulls(v: FieldVector, rows: Int): Unit = {
+    v match {
+      case vw: BaseVariableWidthVector => vw.allocateNew(0L, rows)
+      case other => other.setInitialCapacity(rows); other.allocateNew()
+    }
+    v.getValidityBuffer.setZero(0, v.getValidityBuffer.capacity())
+    v match {
+      case l: ListVector => l.getOffsetBuffer.setZero(0, l.getOffsetBuffer.capacity()); l.setLastSet(rows - 1)
+      case _ =>
+    }
+    v.setValueCount(rows)
+  }
 
   /** Writes `values(0 until n)` little-endian at the start of `buf` in one bulk copy. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {

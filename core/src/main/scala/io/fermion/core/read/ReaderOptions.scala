@@ -1,7 +1,5 @@
 package io.fermion.core.read
 
-import io.fermion.core.options.OptionValues
-
 /** Knobs of the file reader (docs/format.md, "Reading"). */
 final case class ReaderOptions(
     /** Bytes read from the end of the file on open; when footer, schema, stripe directory and CIT
@@ -25,46 +23,20 @@ final case class ReaderOptions(
 )
 
 object ReaderOptions {
-  object Keys {
-    val TailPrefetch = "tailPrefetchBytes"
-    val EagerLoadThreshold = "cmbEagerLoadThreshold"
-    val CoalesceGap = "coalesceGapBytes"
-    val MaxCoalesced = "maxCoalescedBytes"
-    val VerifyChecksums = "verifyChecksums"
-    val DecodeThreads = "decodeThreads"
-    val FilterPushdown = "filterPushdown"
-    val all: Seq[String] =
-      Seq(TailPrefetch, EagerLoadThreshold, CoalesceGap, MaxCoalesced, VerifyChecksums, DecodeThreads, FilterPushdown)
-  }
 
+  /** The reader options in `options` (keys of other scopes are ignored here; see
+    * [[io.fermion.core.options.OptionRegistry.checkKnown]]). */
   def parse(options: Map[String, String]): ReaderOptions = {
-    val lower = options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
-    def get(key: String): Option[String] = lower.get(key.toLowerCase(java.util.Locale.ROOT))
+    import io.fermion.core.options.OptionRegistry._
     val d = ReaderOptions()
     ReaderOptions(
-      tailPrefetchBytes =
-        get(Keys.TailPrefetch).map(v => OptionValues.bytes(Keys.TailPrefetch, v, 1L << 30).toInt).getOrElse(
-          d.tailPrefetchBytes
-        ),
-      cmbEagerLoadThreshold = get(Keys.EagerLoadThreshold).map(v =>
-        OptionValues.bytes(Keys.EagerLoadThreshold, v, Long.MaxValue)
-      ).getOrElse(d.cmbEagerLoadThreshold),
-      coalesceGapBytes =
-        get(Keys.CoalesceGap).map(v => OptionValues.bytes(Keys.CoalesceGap, v, Long.MaxValue)).getOrElse(
-          d.coalesceGapBytes
-        ),
-      maxCoalescedBytes = get(Keys.MaxCoalesced).map(v => OptionValues.bytes(Keys.MaxCoalesced, v, 1L << 30)).getOrElse(
-        d.maxCoalescedBytes
-      ),
-      decodeThreads = get(Keys.DecodeThreads).map { v =>
-        val n = OptionValues.int(Keys.DecodeThreads, v)
-        OptionValues.wrap(Keys.DecodeThreads, v)(require(n >= 1 && n <= 64, "must be between 1 and 64"))
-        n
-      }.getOrElse(d.decodeThreads),
-      verifyChecksums =
-        get(Keys.VerifyChecksums).map(v => OptionValues.bool(Keys.VerifyChecksums, v)).getOrElse(d.verifyChecksums),
-      filterPushdown =
-        get(Keys.FilterPushdown).map(v => OptionValues.bool(Keys.FilterPushdown, v)).getOrElse(d.filterPushdown)
+      tailPrefetchBytes = TailPrefetchBytes.in(options).map(_.toInt).getOrElse(d.tailPrefetchBytes),
+      cmbEagerLoadThreshold = CmbEagerLoadThreshold.in(options).getOrElse(d.cmbEagerLoadThreshold),
+      coalesceGapBytes = CoalesceGapBytes.in(options).getOrElse(d.coalesceGapBytes),
+      maxCoalescedBytes = MaxCoalescedBytes.in(options).getOrElse(d.maxCoalescedBytes),
+      verifyChecksums = VerifyChecksums.in(options).getOrElse(d.verifyChecksums),
+      decodeThreads = DecodeThreads.in(options).getOrElse(d.decodeThreads),
+      filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown)
     )
   }
 }

@@ -1,6 +1,5 @@
 package io.fermion.core.write
 
-import io.fermion.core.options.OptionValues
 import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.EncodingSet
 
@@ -99,6 +98,8 @@ final case class ColumnOverrides(
 }
 
 object WriterOptions {
+  import io.fermion.core.options.OptionRegistry
+
   val DefaultPageSize: Int = 512 << 10
 
   /** Small enough that a selective filter reads a few KiB-to-100-KiB pages of each column instead of
@@ -114,143 +115,48 @@ object WriterOptions {
   private[write] def checkLevel(level: Int): Unit =
     require(level >= -7 && level <= 22, s"compressionLevel must be within -7..22, got $level")
 
-  /** Option names as users write them (Spark writer options, case-insensitive). */
-  object Keys {
-    val PageSize = "pageSize"
-    val PageRows = "pageRows"
-    val StripeRows = "stripeRows"
-    val StripeBytes = "stripeBytes"
-    val Compression = "compression"
-    val CompressionLevel = "compressionLevel"
-    val Checksum = "checksum"
-    val Encodings = "encodings"
-    val BloomFilterColumns = "bloomFilterColumns"
-    val BloomFilterFpp = "bloomFilterFpp"
-
-    /** Per column only: `column.<name>.bloomFilter` = true / false. */
-    val BloomFilter = "bloomFilter"
-
-    /** `column.<path>.<setting>` overrides one of [[ColumnKeys]] for one column. */
-    val ColumnPrefix = "column."
-    val all: Seq[String] = Seq(
-      PageSize,
-      PageRows,
-      StripeRows,
-      StripeBytes,
-      Compression,
-      CompressionLevel,
-      Checksum,
-      Encodings,
-      BloomFilterColumns,
-      BloomFilterFpp
-    )
-
-    /** The settings a column may override. */
-    val ColumnKeys: Seq[String] =
-      Seq(Compression, CompressionLevel, Encodings, PageSize, PageRows, BloomFilter, BloomFilterFpp)
-    def isKnown(key: String): Boolean = {
-      val k = key.toLowerCase(java.util.Locale.ROOT)
-      all.exists(_.equalsIgnoreCase(k)) || (k.startsWith(ColumnPrefix) && ColumnKeys.exists(c =>
-        k.endsWith("." + c.toLowerCase(java.util.Locale.ROOT))
-      ))
-    }
-  }
-
-  /** Parses the per-column settings in `settings` (keys from [[Keys.ColumnKeys]]; `what` names the
-    * source in errors). */
+  /** Parses the per-column settings in `settings` (keys of per-column options; `what` names the
+    * source of a key in errors). */
   def parseColumnOverrides(settings: Map[String, String], what: String => String): ColumnOverrides = {
-    val lower = settings.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
-    def get(key: String): Option[String] = lower.get(key.toLowerCase(java.util.Locale.ROOT))
-    guard {
-      ColumnOverrides(
-        compression = get(Keys.Compression).map(v => OptionValues.wrap(what(Keys.Compression), v)(PageCodec.parse(v))),
-        compressionLevel = get(Keys.CompressionLevel).map { v =>
-          val level = OptionValues.int(what(Keys.CompressionLevel), v)
-          OptionValues.wrap(what(Keys.CompressionLevel), v)(checkLevel(level))
-          level
-        },
-        encodings = get(Keys.Encodings).map(v => OptionValues.wrap(what(Keys.Encodings), v)(EncodingSet.parse(v))),
-        pageSize = get(Keys.PageSize).map { v =>
-          val size = OptionValues.bytes(what(Keys.PageSize), v, Int.MaxValue).toInt
-          OptionValues.wrap(what(Keys.PageSize), v)(checkPageSize(size))
-          size
-        },
-        pageRows = get(Keys.PageRows).map { v =>
-          val rows = OptionValues.int(what(Keys.PageRows), v)
-          OptionValues.wrap(what(Keys.PageRows), v)(checkPageRows(rows))
-          rows
-        },
-        bloomFilter = get(Keys.BloomFilter).map(v => OptionValues.bool(what(Keys.BloomFilter), v)),
-        bloomFilterFpp = get(Keys.BloomFilterFpp).map { v =>
-          val fpp = OptionValues.wrap(what(Keys.BloomFilterFpp), v)(v.trim.toDouble)
-          OptionValues.wrap(what(Keys.BloomFilterFpp), v)(checkFpp(fpp))
-          fpp
-        }
-      )
-    }
+    import OptionRegistry._
+    def get[T](spec: io.fermion.core.options.OptionSpec[T]): Option[T] =
+      settings.collectFirst { case (k, v) if spec.matches(k) => spec.parse(v, what(k)) }
+    ColumnOverrides(
+      compression = get(Compression),
+      compressionLevel = get(CompressionLevel),
+      encodings = get(Encodings),
+      pageSize = get(PageSize),
+      pageRows = get(PageRows),
+      bloomFilter = get(BloomFilter),
+      bloomFilterFpp = get(BloomFilterFpp)
+    )
   }
 
-  private def guard[T](f: => T): T =
-    try f
-    catch {
-      case e: IllegalArgumentException if !e.getMessage.startsWith("Invalid value") =>
-        throw new IllegalArgumentException(
-          s"Invalid Fermion write option: ${e.getMessage.stripPrefix("requirement failed: ")}"
-        )
-    }
-
-  /** Builds options from user strings; each bad value fails with the option's name. Keys neither
-    * listed in [[Keys]] nor of the `column.<path>.<setting>` form are ignored here (the caller
-    * decides whether they are errors). */
+  /** Builds options from user strings; each bad value fails with the option's name. Keys of other
+    * scopes are ignored here ([[OptionRegistry.checkKnown]] decides whether they are errors). */
   def parse(options: Map[String, String]): WriterOptions = {
-    val lower = options.map { case (k, v) => k.toLowerCase(java.util.Locale.ROOT) -> v }
-    def get(key: String): Option[String] = lower.get(key.toLowerCase(java.util.Locale.ROOT))
-    val d = WriterOptions()
-    val columnSettings = lower.keys.filter(_.startsWith(Keys.ColumnPrefix)).toSeq.flatMap { k =>
-      Keys.ColumnKeys.map(_.toLowerCase(java.util.Locale.ROOT)).find(c => k.endsWith("." + c)).map { c =>
-        (
-          k.stripPrefix(Keys.ColumnPrefix).dropRight(c.length + 1),
-          c,
-          options.find(_._1.equalsIgnoreCase(k)).get._1,
-          lower(k)
-        )
+    import OptionRegistry._
+    val columns = options.toSeq.flatMap { case (k, v) => columnSetting(k).map { case (path, spec) => (path, k, v) } }
+      .groupBy(_._1.toLowerCase(java.util.Locale.ROOT)).map { case (path, settings) =>
+        val byKey = settings.map { case (_, k, v) => columnSetting(k).get._2.key -> v }.toMap
+        val original = settings.map { case (_, k, _) =>
+          columnSetting(k).get._2.key.toLowerCase(java.util.Locale.ROOT) -> k
+        }.toMap
+        path -> parseColumnOverrides(byKey, k => original(k.toLowerCase(java.util.Locale.ROOT)))
       }
-    }
-    val columns = columnSettings.groupBy(_._1).map { case (path, settings) =>
-      val byKey = settings.map(s => s._2 -> s._4).toMap
-      val original = settings.map(s => s._2 -> s._3).toMap
-      path -> parseColumnOverrides(byKey, k => original(k.toLowerCase(java.util.Locale.ROOT)))
-    }
-    guard {
-      WriterOptions(
-        pageSize =
-          get(Keys.PageSize).map(v => OptionValues.bytes(Keys.PageSize, v, Int.MaxValue).toInt).getOrElse(d.pageSize),
-        pageRows = get(Keys.PageRows).map(v => OptionValues.int(Keys.PageRows, v)).getOrElse(d.pageRows),
-        stripeMaxRows = get(Keys.StripeRows).map(v => OptionValues.int(Keys.StripeRows, v)).getOrElse(d.stripeMaxRows),
-        stripeMaxBytes =
-          get(Keys.StripeBytes).map(v => OptionValues.bytes(Keys.StripeBytes, v, Long.MaxValue)).getOrElse(
-            d.stripeMaxBytes
-          ),
-        compression =
-          get(Keys.Compression).map(v => OptionValues.wrap(Keys.Compression, v)(PageCodec.parse(v))).getOrElse(
-            d.compression
-          ),
-        compressionLevel =
-          get(Keys.CompressionLevel).map(v => OptionValues.int(Keys.CompressionLevel, v)).getOrElse(d.compressionLevel),
-        pageChecksums = get(Keys.Checksum).map(v => OptionValues.bool(Keys.Checksum, v)).getOrElse(d.pageChecksums),
-        encodings = get(Keys.Encodings).map(v => OptionValues.wrap(Keys.Encodings, v)(EncodingSet.parse(v))).getOrElse(
-          d.encodings
-        ),
-        columns = columns,
-        bloomFilterColumns = get(Keys.BloomFilterColumns).map(
-          _.split(",").map(_.trim.toLowerCase(java.util.Locale.ROOT)).filter(_.nonEmpty).toSet
-        )
-          .getOrElse(d.bloomFilterColumns),
-        bloomFilterFpp =
-          get(Keys.BloomFilterFpp).map(v => OptionValues.wrap(Keys.BloomFilterFpp, v)(v.trim.toDouble)).getOrElse(
-            d.bloomFilterFpp
-          )
-      )
-    }
+    val d = WriterOptions()
+    WriterOptions(
+      pageSize = PageSize.in(options).getOrElse(d.pageSize),
+      pageRows = PageRows.in(options).getOrElse(d.pageRows),
+      stripeMaxRows = StripeRows.in(options).getOrElse(d.stripeMaxRows),
+      stripeMaxBytes = StripeBytes.in(options).getOrElse(d.stripeMaxBytes),
+      compression = Compression.in(options).getOrElse(d.compression),
+      compressionLevel = CompressionLevel.in(options).getOrElse(d.compressionLevel),
+      pageChecksums = Checksum.in(options).getOrElse(d.pageChecksums),
+      encodings = Encodings.in(options).getOrElse(d.encodings),
+      columns = columns,
+      bloomFilterColumns = BloomFilterColumns.in(options).getOrElse(d.bloomFilterColumns),
+      bloomFilterFpp = BloomFilterFpp.in(options).getOrElse(d.bloomFilterFpp)
+    )
   }
 }

@@ -4,7 +4,7 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.dataset.TableSnapshot
+import io.fermion.core.scan.{ReadAt, Snapshot}
 import io.fermion.spark.{FermionTable, FermionTableSchema, SparkTypeMapping}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
@@ -25,45 +25,34 @@ class FermionPathCatalog extends TableCatalog {
 
   private def pathOf(ident: Identifier): String = ident.name()
 
-  private def snapshotAt(
-      path: String,
-      version: Option[Long] = None,
-      timestampMillis: Option[Long] = None
-  ): TableSnapshot =
-    TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis)
+  private def snapshotAt(ident: Identifier, at: ReadAt = ReadAt.Latest): Snapshot =
+    Snapshot.open(pathOf(ident), FermionTableSchema.hadoopConf(), at, FermionPathCatalog.mergesSchema(ident))
 
   /** Reads: the path must hold a Fermion dataset or Fermion files. */
-  override def loadTable(ident: Identifier): Table = readable(pathOf(ident), snapshotAt(pathOf(ident)))
+  override def loadTable(ident: Identifier): Table = readable(pathOf(ident), snapshotAt(ident))
 
   /** Time travel: `versionAsOf` / `tag` (DataFrame reads) arrive here as a version string. */
   override def loadTable(ident: Identifier, version: String): Table = {
     val v = version.toLongOption.getOrElse(
       throw new IllegalArgumentException(s"Fermion versions are numbers, got '$version'")
     )
-    readable(pathOf(ident), snapshotAt(pathOf(ident), version = Some(v)))
+    readable(pathOf(ident), snapshotAt(ident, ReadAt.Version(v)))
   }
 
   /** Time travel by `timestampAsOf`: Spark passes microseconds since the epoch. */
   override def loadTable(ident: Identifier, timestamp: Long): Table =
-    readable(pathOf(ident), snapshotAt(pathOf(ident), timestampMillis = Some(Math.floorDiv(timestamp, 1000L))))
+    readable(pathOf(ident), snapshotAt(ident, ReadAt.Timestamp(Math.floorDiv(timestamp, 1000L))))
 
-  private def readable(path: String, snapshot: TableSnapshot): Table = {
-    val schema = FermionTableSchema.of(snapshot).getOrElse {
-      val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), FermionTableSchema.hadoopConf())
-      val why =
-        if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
-      throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
-    }
-    new FermionTable(path, schema, acceptAnySchema = true, () => snapshot)
-  }
+  private def readable(path: String, snapshot: Snapshot): Table =
+    new FermionTable(path, FermionTableSchema.of(snapshot.requireExists()).get, acceptAnySchema = true, () => snapshot)
 
   /** Writes (append, overwrite): an empty or missing path is a table with no columns yet. */
   override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {
-    val snapshot = snapshotAt(pathOf(ident))
+    val snapshot = snapshotAt(ident)
     FermionTable.of(pathOf(ident), snapshot, new StructType(), acceptAnySchema = true)
   }
 
-  override def tableExists(ident: Identifier): Boolean = snapshotAt(pathOf(ident)).schema.nonEmpty
+  override def tableExists(ident: Identifier): Boolean = snapshotAt(ident).schema.nonEmpty
 
   override def createTable(
       ident: Identifier,
@@ -94,7 +83,7 @@ class FermionPathCatalog extends TableCatalog {
     SparkTypeMapping.validate(schema)
     // Nothing is created here: the write's commit creates the directory with its first files.
     val path = pathOf(ident)
-    new FermionTable(path, schema, acceptAnySchema = true, () => snapshotAt(path))
+    new FermionTable(path, schema, acceptAnySchema = true, () => snapshotAt(ident))
   }
 
   override def alterTable(ident: Identifier, changes: TableChange*): Table =
@@ -114,7 +103,12 @@ object FermionPathCatalog {
   val Name = "fermion_paths"
   private val Namespace = Array("fermion")
 
-  def identifier(path: String): Identifier = Identifier.of(Namespace, path)
+  /** The table at `path`; the read option `mergeSchema` travels in the namespace, because Spark
+    * loads a table before it hands the read options over, and loose files' schema depends on it. */
+  def identifier(path: String, mergeSchema: Boolean = false): Identifier =
+    Identifier.of(if (mergeSchema) Namespace :+ "mergeSchema" else Namespace, path)
+
+  def mergesSchema(ident: Identifier): Boolean = ident.namespace().contains("mergeSchema")
 
   /** Adds the catalog to the session's configuration if it is not there yet and returns its name. */
   def ensureRegistered(spark: SparkSession): String = {

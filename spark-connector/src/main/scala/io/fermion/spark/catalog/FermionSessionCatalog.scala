@@ -1,6 +1,6 @@
 package io.fermion.spark.catalog
 
-import io.fermion.core.dataset.TableSnapshot
+import io.fermion.core.scan.{ReadAt, Snapshot}
 import io.fermion.spark.{FermionDatasets, FermionTable, FermionTableSchema}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.catalog._
@@ -28,7 +28,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
         val path = Option(t.properties.get(TableCatalog.PROP_LOCATION)).getOrElse(
           throw new IllegalArgumentException(s"Fermion table $ident has no location")
         )
-        val snapshot = TableSnapshot.load(path, FermionTableSchema.hadoopConf())
+        val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf())
         val declared =
           StructType(t.columns().map(c => org.apache.spark.sql.types.StructField(c.name, c.dataType, c.nullable)))
         FermionTable.of(path, snapshot, declared, acceptAnySchema = false)
@@ -49,7 +49,11 @@ class FermionSessionCatalog extends DelegatingCatalogExtension {
   private def at(path: String, version: Option[Long], timestampMillis: Option[Long]): Table = {
     FermionTable.of(
       path,
-      TableSnapshot.load(path, FermionTableSchema.hadoopConf(), version, timestampMillis),
+      Snapshot.open(
+        path,
+        FermionTableSchema.hadoopConf(),
+        version.map(ReadAt.Version).orElse(timestampMillis.map(ReadAt.Timestamp)).getOrElse(ReadAt.Latest)
+      ),
       new StructType(),
       acceptAnySchema = false
     )

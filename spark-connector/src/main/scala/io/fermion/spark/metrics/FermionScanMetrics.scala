@@ -1,35 +1,26 @@
 package io.fermion.spark.metrics
 
+import io.fermion.core.scan.ScanMetrics
 import org.apache.spark.sql.connector.metric.{CustomSumMetric, CustomTaskMetric}
 
-/** A summed scan metric shown in the Spark UI and in the plan's metrics. Spark instantiates each
-  * metric class by reflection (no-argument constructor), hence one small class per metric. */
-sealed abstract class FermionSumMetric(metricName: String, text: String) extends CustomSumMetric {
-  override def name(): String = metricName
-  override def description(): String = text
+/** A summed scan metric shown in the Spark UI and in the plan's metrics, one per entry of the
+  * core's [[ScanMetrics.all]]. Spark instantiates each metric class by reflection (no-argument
+  * constructor), hence one small class per metric. */
+sealed abstract class FermionSumMetric(index: Int) extends CustomSumMetric {
+  override def name(): String = ScanMetrics.all(index).name
+  override def description(): String = ScanMetrics.all(index).description
 }
 
-final class StripesReadMetric extends FermionSumMetric(FermionScanMetrics.StripesRead, "Fermion stripes read")
-final class StripesSkippedMetric
-    extends FermionSumMetric(FermionScanMetrics.StripesSkipped, "Fermion stripes skipped by statistics")
-final class BytesReadMetric extends FermionSumMetric(FermionScanMetrics.BytesRead, "Fermion bytes read")
-final class MetadataBytesReadMetric
-    extends FermionSumMetric(FermionScanMetrics.MetadataBytesRead, "Fermion metadata bytes read")
-final class PagesDecodedMetric extends FermionSumMetric(FermionScanMetrics.PagesDecoded, "Fermion pages decoded")
-final class PagesSkippedMetric
-    extends FermionSumMetric(FermionScanMetrics.PagesSkipped, "Fermion pages skipped by statistics")
-final class DecodeTimeMetric extends FermionSumMetric(FermionScanMetrics.DecodeTimeMs, "Fermion page decode time (ms)")
+final class StripesReadMetric extends FermionSumMetric(0)
+final class StripesSkippedMetric extends FermionSumMetric(1)
+final class BytesReadMetric extends FermionSumMetric(2)
+final class MetadataBytesReadMetric extends FermionSumMetric(3)
+final class PagesDecodedMetric extends FermionSumMetric(4)
+final class PagesSkippedMetric extends FermionSumMetric(5)
+final class DecodeTimeMetric extends FermionSumMetric(6)
 
 object FermionScanMetrics {
-  val StripesRead = "stripesRead"
-  val StripesSkipped = "stripesSkipped"
-  val BytesRead = "fermionBytesRead"
-  val MetadataBytesRead = "fermionMetadataBytesRead"
-  val PagesDecoded = "pagesDecoded"
-  val PagesSkipped = "pagesSkipped"
-  val DecodeTimeMs = "decodeTimeMs"
-
-  def all = Array(
+  def all: Array[FermionSumMetric] = Array(
     new StripesReadMetric,
     new StripesSkippedMetric,
     new BytesReadMetric,
@@ -38,9 +29,12 @@ object FermionScanMetrics {
     new PagesSkippedMetric,
     new DecodeTimeMetric
   )
+  require(all.length == ScanMetrics.all.size, "one Spark metric class per core scan metric")
 
-  def task(metricName: String, v: Long): CustomTaskMetric = new CustomTaskMetric {
-    override def name(): String = metricName
-    override def value(): Long = v
-  }
+  def taskValues(m: ScanMetrics): Array[CustomTaskMetric] = ScanMetrics.all.zip(m.values).map { case (metric, v) =>
+    new CustomTaskMetric {
+      override def name(): String = metric.name
+      override def value(): Long = v
+    }: CustomTaskMetric
+  }.toArray
 }

@@ -6,9 +6,9 @@ import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarArray, ColumnarMap}
 import org.apache.spark.unsafe.types.UTF8String
 
-/** A top-level array or map column decoded from VALIDITY and OFFSETS only: its lengths are known,
-  * its elements are decoded (by `loadFull`, which reads the whole column of the stripe) the first
-  * time anything asks for one. `size(col)` and `col IS NULL` therefore read no element bytes. */
+/** A top-level array or map column decoded from VALIDITY and OFFSETS only (the core's
+  * `ScanColumn.Lengths`): its lengths are known, its elements are decoded (by `loadFull`, which
+  * reads the whole column of the stripe) the first time anything asks for one. `size(col)` and `col IS NULL` therefore read no element bytes. */
 final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector, loadFull: () => FieldVector)
     extends ColumnVector(dataType) {
   private val rows = lengths.getValueCount
@@ -16,8 +16,7 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   /** The lengths copied out in one bulk read (null slots hold 0), and where each slot starts. */
   private val lens: Array[Int] = DeferredElementsColumnVector.lengthsOf(lengths, rows)
   private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens)
-  private var full: FieldVector = _
-  private def loaded: FieldVector = { if (full == null) full = loadFull(); full }
+  private lazy val loaded: FieldVector = loadFull()
 
   // Plain vals (the vectors themselves are lazy): these are read once per row.
   private val elements: ColumnVector = dataType match {
@@ -37,10 +36,8 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
     case _ => (null, null)
   }
 
-  override def close(): Unit = {
-    lengths.close()
-    if (full != null) full.close()
-  }
+  // The core batch owns both vectors.
+  override def close(): Unit = ()
   override def hasNull(): Boolean = lengths.getNullCount > 0
   override def numNulls(): Int = lengths.getNullCount
   override def isNullAt(rowId: Int): Boolean = lengths.isNull(rowId)

@@ -1,41 +1,28 @@
 package io.fermion.spark.read
 
-import io.fermion.core.read.ReaderOptions
-import io.fermion.core.expr.FilterExpr
+import io.fermion.core.scan.{ReadPlan, ScanTask}
 import io.fermion.spark.SerializableHadoopConf
+import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
-/** Serialised to executors; creates the columnar reader of each partition. Reads are columnar
-  * only: Spark consumes the Arrow-backed batches directly. */
-final class FermionPartitionReaderFactory(
-    readSchema: StructType,
-    readFieldIds: Option[IndexedSeq[Int]],
-    columnIds: Option[Map[String, Int]],
-    datasetRoot: String,
-    filter: Option[FilterExpr],
-    conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
-    readerOptions: ReaderOptions,
-    limit: Option[Int] = None
-) extends PartitionReaderFactory {
+/** One task of a core scan. */
+final case class FermionInputPartition(task: ScanTask) extends InputPartition
 
+/** Serialised to executors with the scan's [[ReadPlan]] (only the columns it reads); creates the
+  * columnar reader of each partition. */
+final class FermionPartitionReaderFactory(
+    plan: ReadPlan,
+    readSchema: StructType,
+    conf: Broadcast[SerializableHadoopConf]
+) extends PartitionReaderFactory {
   override def supportColumnarReads(partition: InputPartition): Boolean = true
 
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     throw new UnsupportedOperationException("Fermion scans are columnar")
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new FermionColumnarPartitionReader(
-      partition.asInstanceOf[FermionInputPartition],
-      readSchema,
-      readFieldIds,
-      columnIds,
-      datasetRoot,
-      filter,
-      conf.value.value,
-      readerOptions,
-      limit
-    )
+    new FermionColumnarReader(plan, partition.asInstanceOf[FermionInputPartition].task, readSchema, conf.value.value)
 }

@@ -1,37 +1,33 @@
 package io.fermion.spark.read
 
-import io.fermion.core.dataset.TableSnapshot
-import io.fermion.core.read.ReaderOptions
 import io.fermion.core.expr.FilterExpr
-import org.apache.spark.sql.connector.expressions.filter.Predicate
+import io.fermion.core.read.ReaderOptions
+import io.fermion.core.scan.Snapshot
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation
-import org.apache.spark.sql.connector.read.{
-  Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownRequiredColumns,
-  SupportsPushDownV2Filters
-}
+import org.apache.spark.sql.connector.expressions.filter.Predicate
+import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownAggregates, SupportsPushDownLimit}
+import org.apache.spark.sql.connector.read.{SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
 import org.apache.spark.sql.types.StructType
 
-/** Column pruning (only the needed columns' CMBs and chunks are read, nested fields included) and
-  * predicate pushdown: predicates that translate are used to skip whole stripes from their
-  * statistics. Skipping is not filtering, so every predicate is also returned to Spark to evaluate
-  * on the rows that are read ("pushed" and "post-scan" both, honestly reported). */
+/** Column pruning (nested fields included), predicate pushdown, LIMIT and metadata aggregates,
+  * handed to the core scan. Statistics only skip data: every predicate is also returned to Spark to
+  * evaluate on the rows read ("pushed" and "post-scan" both, honestly reported). */
 final class FermionScanBuilder(
-    snapshot: TableSnapshot,
+    snapshot: Snapshot,
     tableSchema: StructType,
     readerOptions: ReaderOptions,
     wholeFiles: Boolean = false
 ) extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters
-    with SupportsPushDownAggregates
-    with SupportsPushDownLimit {
+    with SupportsPushDownAggregates with SupportsPushDownLimit {
   private var limit: Option[Int] = None
-
-  /** Each partition stops after `n` rows; Spark keeps its own LIMIT on top (partial pushdown). */
-  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
-  override def isPartiallyPushed: Boolean = true
-
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
   private var filter: Option[FilterExpr] = None
+  private var aggregation: Option[MetadataAggregates] = None
+
+  /** Each task stops after `n` rows; Spark keeps its own LIMIT on top (partial pushdown). */
+  override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
+  override def isPartiallyPushed: Boolean = true
 
   override def pruneColumns(requiredSchema: StructType): Unit = required = requiredSchema
 
@@ -46,30 +42,26 @@ final class FermionScanBuilder(
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
-  private var aggregates: Option[IndexedSeq[MetadataAggregate]] = None
-
   /** COUNT(*), COUNT(col), MIN and MAX (exact statistics only) without GROUP BY are answered from
     * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
-  override def pushAggregation(aggregation: Aggregation): Boolean = {
-    // File statistics count deleted rows too: with deletions, aggregates need the rows.
-    // ... and columns added as files of their own are not in the leading files' statistics.
-    val deletions = snapshot.files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
-    aggregates = if (readerOptions.filterPushdown && !deletions && !wholeFiles)
-      MetadataAggregate.plan(aggregation, tableSchema)
-    else None
-    aggregates.isDefined
+  override def pushAggregation(agg: Aggregation): Boolean = {
+    aggregation =
+      if (!readerOptions.filterPushdown || wholeFiles) None
+      else MetadataAggregates.plan(agg, tableSchema, snapshot, readerOptions)
+    aggregation.isDefined
   }
 
-  override def build(): Scan = aggregates match {
-    case Some(aggs) => new FermionAggregateScan(snapshot, aggs, readerOptions)
-    case None => new FermionScan(
-        snapshot,
-        tableSchema,
-        required,
-        filter,
-        readerOptions,
-        wholeFiles,
-        if (wholeFiles) None else limit
-      )
+  override def build(): Scan = aggregation.getOrElse {
+    val builder = snapshot.scanBuilder()
+      .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request))
+      .options(readerOptions)
+      .skipDataOnly()
+      .deferListElements()
+    filter.foreach(builder.filter)
+    if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
+    val description =
+      filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
+        limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("")
+    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description)
   }
 }

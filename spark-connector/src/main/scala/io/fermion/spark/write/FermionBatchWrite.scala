@@ -19,12 +19,9 @@ final class FermionBatchWrite(
     overwrite: Boolean,
     latestVersion: Long,
     conf: SerializableHadoopConf,
-    compaction: Option[(Set[Long], Long)] = None,
     datasetConfig: Map[String, String] = Map.empty
 ) extends BatchWrite {
-
-  /** A compaction commits over the version it read, not the latest at planning time. */
-  private val readVersion = compaction.map(_._2).getOrElse(latestVersion)
+  private val readVersion = latestVersion
 
   private def dataset = new FermionDataset(new Path(path), conf.value)
 
@@ -43,8 +40,7 @@ final class FermionBatchWrite(
     val topIds = fermionSchema.fields.map(_.fieldId)
     val fragments =
       withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
-    val op = if (compaction.nonEmpty) Operation.Compact(compaction.get._1, fragments)
-    else if (overwrite || readVersion == 0) {
+    val op = if (overwrite || readVersion == 0) {
       if (readVersion == 0) Operation.Append(fermionSchema, fragments)
       else Operation.Overwrite(fermionSchema, fragments)
     } else Operation.Append(fermionSchema, fragments)
@@ -60,14 +56,6 @@ final class FermionBatchWrite(
       ds.fs.delete(ds.resolvePath(m.relativePath), false)
     )
   }
-}
-
-object FermionBatchWrite {
-
-  /** The fragments and read version of a compaction's write (see FermionDatasets.compact). */
-  def compactionOf(options: Map[String, String]): Option[(Set[Long], Long)] =
-    for (ids <- io.fermion.spark.Compaction.fragments(options); v <- io.fermion.spark.Compaction.readVersion(options))
-      yield (ids, v)
 }
 
 /** What a task reports to the driver: the data file it wrote (relative to the dataset root). */

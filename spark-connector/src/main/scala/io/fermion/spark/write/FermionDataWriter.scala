@@ -2,7 +2,7 @@ package io.fermion.spark.write
 
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionSchema}
 import io.fermion.core.write.{FermionFileWriter, WriterOptions}
-import io.fermion.spark.read.FermionColumnarPartitionReader
+import io.fermion.spark.read.FermionColumnarReader
 import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -23,7 +23,7 @@ final class FermionDataWriter(
     stripeLayout: Option[IndexedSeq[Int]] = None
 ) extends DataWriter[InternalRow] {
   private val allocator =
-    FermionColumnarPartitionReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
+    FermionColumnarReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
   private val maxBatchRows = FermionDataWriter.batchRowsFor(schema)
   private val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(fermionSchema), allocator)
   // ArrowWriter allocates every vector up front: sized for a batch, not Arrow's default 3,970 rows.

@@ -4,7 +4,8 @@ import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.dataset.{DatasetLayout, SchemaIds, TableSnapshot}
+import io.fermion.core.dataset.{DatasetLayout, FermionDataset, SchemaIds}
+import io.fermion.core.scan.Snapshot
 import io.fermion.core.write.WriterOptions
 import io.fermion.spark.{FermionOptions, FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
 import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
@@ -15,10 +16,9 @@ import org.apache.spark.sql.types.StructType
   * (truncate = overwrite mode). */
 final class FermionWriteBuilder(
     path: String,
-    snapshot: TableSnapshot,
+    snapshot: Snapshot,
     tableSchema: StructType,
     info: LogicalWriteInfo,
-    options: WriterOptions,
     checkAppendSchema: Boolean
 ) extends WriteBuilder with SupportsTruncate {
   private var overwrite = false
@@ -30,7 +30,13 @@ final class FermionWriteBuilder(
     SparkTypeMapping.validate(schema)
     if (checkAppendSchema && !overwrite && tableSchema.nonEmpty)
       FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
-    val settings = FieldWriteSettings.resolve(schema, options)
+    // Options the dataset keeps from its creation apply unless this write sets them.
+    val given = info.options().asScala.toMap
+    val stored = if (overwrite) Map.empty[String, String]
+    else snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
+    val givenWrite = FermionOptions.writeSettings(given)
+    val merged = stored.filterNot { case (k, _) => givenWrite.keys.exists(_.equalsIgnoreCase(k)) } ++ givenWrite
+    val settings = FieldWriteSettings.resolve(schema, FermionOptions.writerOptions(merged))
     // Appends keep the dataset's field ids; an overwrite starts the schema afresh.
     val fresh = SparkTypeMapping.toFermion(schema)
     val fermionSchema = snapshot.manifest match {
@@ -51,8 +57,7 @@ final class FermionWriteBuilder(
           overwrite,
           snapshot.version.getOrElse(0L),
           new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
-          FermionBatchWrite.compactionOf(info.options().asScala.toMap),
-          FermionOptions.datasetConfig(info.options().asScala.toMap)
+          FermionOptions.datasetConfig(given)
         )
       override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
     }

@@ -1,5 +1,6 @@
 package io.fermion.spark.write
 
+import io.fermion.core.options.OptionRegistry
 import io.fermion.core.write.{ColumnOverrides, FermionFileWriter, WriterOptions}
 import io.fermion.spark.SparkTypeMapping
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
@@ -28,7 +29,7 @@ object FieldWriteSettings {
     case s: StructType =>
       s.fields.flatMap { f =>
         val path = if (prefix.isEmpty) f.name else s"$prefix.${f.name}"
-        val settings = WriterOptions.Keys.ColumnKeys.flatMap { k =>
+        val settings = OptionRegistry.all.filter(_.perColumn).map(_.key).flatMap { k =>
           val key = MetadataPrefix + k
           if (f.metadata.contains(key)) Some(k -> metadataValue(f.metadata, key)) else None
         }.toMap

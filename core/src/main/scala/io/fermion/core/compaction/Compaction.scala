@@ -1,0 +1,103 @@
+package io.fermion.core.compaction
+
+import io.fermion.core.dataset._
+import io.fermion.core.read.ReaderOptions
+import io.fermion.core.scan.{ReadAt, Snapshot, SnapshotFile}
+import io.fermion.core.write.{FermionFileWriter, WriterOptions}
+import org.apache.arrow.memory.RootAllocator
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Rewrites small fragments and fragments with deleted rows into fragments of about `targetRows`
+  * rows, dropping deleted rows and the data of dropped columns. A plan is made on one JVM, its
+  * groups are rewritten anywhere (each [[CompactionGroup]] is serialisable and independent: an
+  * engine runs them as parallel tasks), and the results are committed as one version
+  * ([[Operation.Compact]]) over the version read; readers of older versions are unaffected.
+  * {{{
+  * val plan = Compaction.plan(dataset, targetRows = 1000000)
+  * plan.foreach(p => Compaction.commit(dataset, p, p.groups.map(g => Compaction.rewrite(p, g, conf))))
+  * }}}
+  */
+object Compaction {
+
+  /** What to rewrite, or None when nothing needs compacting (no deleted rows, and merging would
+    * not make fewer fragments). */
+  def plan(dataset: FermionDataset, targetRows: Long, writerOptions: WriterOptions = WriterOptions()): Option[CompactionPlan] = {
+    require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
+    val base = dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to compact"))
+    if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
+      throw new UnsupportedOperationException(
+        s"compaction of a dataset with stable row ids is not supported yet (${dataset.name})"
+      )
+    val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
+    val rows = candidates.map(_.rowCount).sum
+    val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
+    if (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size) return None
+    val snapshot = Snapshot.ofManifest(dataset, base).withFragments(candidates.map(_.id).toSet)
+    // Fragments in order, cut into groups of about rows / outputs rows each.
+    val perGroup = math.max(1L, (rows + outputs - 1) / outputs)
+    val groups = scala.collection.mutable.ArrayBuffer.empty[CompactionGroup]
+    var current = IndexedSeq.empty[SnapshotFile]
+    var currentRows = 0L
+    snapshot.files.foreach { f =>
+      current :+= f
+      currentRows += candidates.find(_.id == f.fragmentId).map(_.rowCount).getOrElse(0L)
+      if (currentRows >= perGroup) { groups += CompactionGroup(current); current = IndexedSeq.empty; currentRows = 0L }
+    }
+    if (current.nonEmpty) groups += CompactionGroup(current)
+    Some(CompactionPlan(dataset.name, base.version, base.schema, candidates.map(_.id).toSet, rows, groups.toIndexedSeq,
+      writerOptions))
+  }
+
+  /** Reads the group's rows (deleted rows dropped, every column of the version, columns a
+    * fragment lacks as nulls) and writes them as one new data file; returns its fragment. */
+  def rewrite(plan: CompactionPlan, group: CompactionGroup, conf: Configuration): Fragment = {
+    val dataset = new FermionDataset(new Path(plan.root), conf)
+    val manifest = dataset.manifest(plan.readVersion)
+    val snapshot = Snapshot.ofManifest(dataset, manifest).copy(files = group.files)
+    val (relative, file) = dataset.newDataFile()
+    val allocator = new RootAllocator(Long.MaxValue)
+    try {
+      val writer = FermionFileWriter.create(file, conf, plan.schema, plan.writerOptions)
+      try {
+        val batches = snapshot.scanBuilder().options(ReaderOptions()).build().batches(conf, allocator)
+        try batches.foreach(b => writer.write(plan.schema.fields.indices.map(b.vector), b.numRows))
+        finally batches.close()
+        writer.close()
+        Fragment(0, writer.rowsWritten, IndexedSeq(DataFile(relative, plan.schema.fields.map(_.fieldId))), None)
+      } catch {
+        case t: Throwable =>
+          try writer.close()
+          finally dataset.fs.delete(file, false)
+          throw t
+      }
+    } finally allocator.close()
+  }
+
+  /** Commits the rewritten fragments over the version the plan read; on failure (a conflicting
+    * commit) the new files are removed and the typed conflict is thrown. */
+  def commit(dataset: FermionDataset, plan: CompactionPlan, written: Seq[Fragment]): Manifest = {
+    val nonEmpty = written.filter(_.physicalRows > 0)
+    written.filter(_.physicalRows == 0).foreach(f => f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false)))
+    try dataset.commit(plan.readVersion, Operation.Compact(plan.fragments, nonEmpty.toIndexedSeq))
+    catch {
+      case t: Throwable =>
+        nonEmpty.foreach(f => f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false)))
+        throw t
+    }
+  }
+}
+
+/** Fragments rewritten together into one file. */
+final case class CompactionGroup(files: IndexedSeq[SnapshotFile])
+
+/** A compaction of `fragments` (holding `rows` live rows) of version `readVersion`. */
+final case class CompactionPlan(
+    root: String,
+    readVersion: Long,
+    schema: io.fermion.core.schema.FermionSchema,
+    fragments: Set[Long],
+    rows: Long,
+    groups: IndexedSeq[CompactionGroup],
+    writerOptions: WriterOptions
+)

@@ -1,0 +1,68 @@
+package io.fermion.core.dataset
+
+import java.util.Locale
+
+import io.fermion.core.schema.{FermionField, FermionSchema}
+
+/** Schema changes that rewrite no data, committed together as one version
+  * ([[Operation.Project]]): new nullable columns (existing rows read null), dropped columns (their
+  * data stays in the files, unreachable, until compaction), renamed top-level columns (files are
+  * matched by field id, so the data follows the new name).
+  * {{{
+  * dataset.updateSchema()
+  *   .addColumn(FermionField("score", -1, FermionType.Float64, nullable = true))
+  *   .renameColumn("ts", "event_time")
+  *   .dropColumns("debug")
+  *   .commit()
+  * }}}
+  */
+final class SchemaUpdate private[dataset] (dataset: FermionDataset) {
+  private var changes = Vector.empty[Manifest => FermionSchema => FermionSchema]
+  private var described = Vector.empty[String]
+
+  /** Adds a top-level column (nested fields included) at the end; field ids given are ignored and
+    * fresh ones assigned. The column is nullable whatever `field` says. */
+  def addColumn(field: FermionField): SchemaUpdate = {
+    changes :+= { (m: Manifest) => (s: FermionSchema) =>
+      if (s.indexOf(field.name).nonEmpty) fail(s"Cannot add column `${field.name}`: it already has one")
+      val fresh = SchemaIds.assignFrom(s, FermionSchema(IndexedSeq(field.copy(nullable = true))), math.max(m.lastFieldId, SchemaIds.maxId(s)))
+      FermionSchema(s.fields ++ fresh.fields)
+    }
+    described :+= s"add column ${field.name}"
+    this
+  }
+
+  def dropColumns(names: String*): SchemaUpdate = {
+    changes :+= { (_: Manifest) => (s: FermionSchema) =>
+      val drop = names.map(_.toLowerCase(Locale.ROOT)).toSet
+      val missing = drop -- s.fields.map(_.name.toLowerCase(Locale.ROOT))
+      if (missing.nonEmpty) fail(s"Cannot drop ${missing.toSeq.sorted.mkString(", ")}: no such column")
+      val kept = s.fields.filterNot(f => drop.contains(f.name.toLowerCase(Locale.ROOT)))
+      if (kept.isEmpty) fail("Cannot drop every column")
+      FermionSchema(kept)
+    }
+    described :+= s"drop columns ${names.mkString(", ")}"
+    this
+  }
+
+  def renameColumn(from: String, to: String): SchemaUpdate = {
+    changes :+= { (_: Manifest) => (s: FermionSchema) =>
+      val i = s.indexOf(from).getOrElse(fail(s"Cannot rename `$from`: no such column"))
+      if (s.indexOf(to).exists(_ != i)) fail(s"Cannot rename `$from` to `$to`: `$to` exists")
+      FermionSchema(s.fields.updated(i, s.fields(i).copy(name = to)))
+    }
+    described :+= s"rename column $from to $to"
+    this
+  }
+
+  private def fail(why: String): Nothing = throw new IllegalArgumentException(s"$why (Fermion dataset at ${dataset.name})")
+
+  /** Applies the changes to the latest version and commits them; returns the new manifest. A
+    * concurrent schema change or overwrite makes it fail with [[FermionCommitConflictException]]. */
+  def commit(): Manifest = {
+    require(changes.nonEmpty, "no schema change to commit")
+    val base = dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to change"))
+    val schema = changes.foldLeft(base.schema)((s, change) => change(base)(s))
+    dataset.commit(base.version, Operation.Project(schema, described.mkString("; ")))
+  }
+}

@@ -1,0 +1,248 @@
+package io.fermion.core.options
+
+import java.util.Locale
+
+import io.fermion.core.codec.PageCodec
+import io.fermion.core.encoding.EncodingSet
+
+/** Every option Fermion accepts, in one place. Readers ([[io.fermion.core.read.ReaderOptions]]),
+  * writers ([[io.fermion.core.write.WriterOptions]]), the unknown-key check ([[checkKnown]]) and the
+  * README's option tables ([[markdownTable]]) are all derived from this list; a test keeps the
+  * README equal to the tables generated from it. */
+object OptionRegistry {
+  import OptionScope._
+
+  private def spec[T](
+      key: String,
+      scope: OptionScope,
+      default: String,
+      doc: String,
+      perColumn: Boolean = false,
+      columnOnly: Boolean = false
+  )(parse: String => T): OptionSpec[T] = new OptionSpec(key, scope, perColumn, columnOnly, default, doc, parse)
+
+  private def bytes(max: Long)(v: String): Long = OptionValues.bytes(v, max)
+  private def int(v: String): Int = v.trim.toIntOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
+  private def long(v: String): Long = v.trim.toLongOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
+  private def bool(v: String): Boolean = v.trim.toLowerCase(Locale.ROOT) match {
+    case "true" => true
+    case "false" => false
+    case _ => throw new IllegalArgumentException("expected true or false")
+  }
+  private def within[T](ok: Boolean, what: String)(v: T): T = { if (!ok) throw new IllegalArgumentException(what); v }
+  private def fpp(v: String): Double = {
+    val d = v.trim.toDoubleOption.getOrElse(throw new IllegalArgumentException("expected a number"))
+    within(d >= 1e-6 && d < 1, "must be at least 0.000001 and below 1")(d)
+  }
+
+  // ---- write options ----
+
+  val Compression: OptionSpec[Int] = spec(
+    "compression",
+    Write,
+    "`zstd`",
+    "page codec applied after the page encoding: `zstd` or `none`; a page stays uncompressed when zstd saves less than 1/16",
+    perColumn = true
+  )(v => PageCodec.parse(v.trim))
+  val CompressionLevel: OptionSpec[Int] =
+    spec("compressionLevel", Write, "`3`", "zstd level, -7..22", perColumn = true) { v =>
+      val n = int(v); within(n >= -7 && n <= 22, "must be within -7..22")(n)
+    }
+  val Encodings: OptionSpec[EncodingSet] = spec(
+    "encodings",
+    Write,
+    "`all`",
+    "page encodings the writer may choose from, per page: `all`, or a comma-separated list of `plain`, `constant`, " +
+      "`rle`, `bitpack`, `for`, `delta`, `delta_for`, `dictionary` (PLAIN stays the fallback where none of them applies)",
+    perColumn = true
+  )(EncodingSet.parse)
+  val PageSize: OptionSpec[Int] =
+    spec("pageSize", Write, "`512k`", "raw bytes per page (`1k`..`64m`)", perColumn = true) { v =>
+      val n = bytes(Int.MaxValue)(v); within(n >= 1024 && n <= (64 << 20), "must be between 1 KiB and 64 MiB")(n.toInt)
+    }
+  val PageRows: OptionSpec[Int] = spec(
+    "pageRows",
+    Write,
+    "`8192`",
+    "values per DATA page at most (a positive multiple of 8): the unit that page statistics skip within a stripe",
+    perColumn = true
+  ) { v => val n = int(v); within(n >= 8 && n % 8 == 0, "must be a positive multiple of 8")(n) }
+  val StripeRows: OptionSpec[Int] = spec(
+    "stripeRows",
+    Write,
+    "`65536`",
+    "rows per stripe at most: the unit statistics and bloom filters skip (smaller stripes make selective reads " +
+      "cheaper, larger ones the metadata smaller)"
+  ) { v => val n = int(v); within(n >= 1, "must be positive")(n) }
+  val StripeBytes: OptionSpec[Long] = spec(
+    "stripeBytes",
+    Write,
+    "`64m`",
+    "buffered bytes per stripe at most: a writer's memory is bounded by this, not by the file"
+  ) { v => val n = bytes(Long.MaxValue)(v); within(n >= 1024, "must be at least 1 KiB")(n) }
+  val Checksum: OptionSpec[Boolean] = spec("checksum", Write, "`true`", "CRC32 per page")(bool)
+  val BloomFilterColumns: OptionSpec[Set[String]] = spec(
+    "bloomFilterColumns",
+    Write,
+    "",
+    "comma-separated top-level columns that get a split-block bloom filter per stripe: `=` and `IN` skip stripes " +
+      "whose filter rules the value out (any type but boolean and decimals over 18 digits)"
+  )(v => v.split(",").map(_.trim.toLowerCase(Locale.ROOT)).filter(_.nonEmpty).toSet)
+  val BloomFilterFpp: OptionSpec[Double] = spec(
+    "bloomFilterFpp",
+    Write,
+    "`0.01`",
+    "the bloom filters' false-positive rate (filters are sized for each stripe's distinct values)",
+    perColumn = true
+  )(fpp)
+  val BloomFilter: OptionSpec[Boolean] = spec(
+    "bloomFilter",
+    Write,
+    "",
+    "per top-level column only: add (`true`) or remove (`false`) its bloom filter",
+    perColumn = true,
+    columnOnly = true
+  )(bool)
+
+  // ---- dataset options ----
+
+  val StableRowIds: OptionSpec[Boolean] = spec(
+    "stableRowIds",
+    Dataset,
+    "`false`",
+    "give every row a stable id (`_rowid`), kept by deletes and never reused; chosen when the dataset is created"
+  )(bool)
+
+  // ---- read options ----
+
+  val TailPrefetchBytes: OptionSpec[Long] = spec(
+    "tailPrefetchBytes",
+    Read,
+    "by file system",
+    "bytes read from the file end on open (footer, schema, CIT and often the CMBs in one read): 64 KiB on a local " +
+      "disk, 1 MiB on HDFS and object stores"
+  )(bytes(1L << 30))
+  val CmbEagerLoadThreshold: OptionSpec[Long] = spec(
+    "cmbEagerLoadThreshold",
+    Read,
+    "`1m`",
+    "read all CMBs at once when the CMB area is at most this large, else only the selected columns'"
+  )(bytes(Long.MaxValue))
+  val CoalesceGapBytes: OptionSpec[Long] = spec(
+    "coalesceGapBytes",
+    Read,
+    "by file system",
+    "merge reads of chunks and pages closer than this (16 KiB on a local disk, 1 MiB on HDFS and object stores)"
+  )(bytes(Long.MaxValue))
+  val MaxCoalescedBytes: OptionSpec[Long] =
+    spec("maxCoalescedBytes", Read, "`64m`", "largest merged read")(bytes(1L << 30))
+  val VerifyChecksums: OptionSpec[Boolean] =
+    spec("verifyChecksums", Read, "`true`", "verify page, CMB and metadata CRC32s")(bool)
+  val DecodeThreads: OptionSpec[Int] = spec(
+    "decodeThreads",
+    Read,
+    "`min(4, cores)`",
+    "threads, the task's own included, that decode the columns of one stripe at once (`1`: the task's thread only)"
+  ) { v => val n = int(v); within(n >= 1 && n <= 64, "must be between 1 and 64")(n) }
+  val FilterPushdown: OptionSpec[Boolean] = spec(
+    "filterPushdown",
+    Read,
+    "`true`",
+    "skip stripes and pages whose statistics rule out the query's predicates, answer aggregates from metadata"
+  )(bool)
+  val MergeSchema: OptionSpec[Boolean] = spec(
+    "mergeSchema",
+    Read,
+    "`false`",
+    "loose Fermion files (a directory without a dataset): the table's columns are those of every file, not only " +
+      "the first file's (a column a file lacks reads null there; one name with two types is an error)"
+  )(bool)
+  val VersionAsOf: OptionSpec[Long] = spec(
+    "versionAsOf",
+    Read,
+    "latest",
+    "read this version of a dataset (at most one of `versionAsOf`, `timestampAsOf`, `tag`)"
+  ) { v => val n = long(v); within(n >= 1, "expected a version number (1, 2, ...)")(n) }
+  val TimestampAsOf: OptionSpec[String] = spec(
+    "timestampAsOf",
+    Read,
+    "",
+    "read the version current at this time (a timestamp in the session time zone, e.g. `2026-01-31 12:00:00`)"
+  )(_.trim)
+  val Tag: OptionSpec[String] = spec("tag", Read, "", "read the version a tag names")(_.trim)
+
+  val all: IndexedSeq[OptionSpec[_]] = IndexedSeq(
+    Compression,
+    CompressionLevel,
+    Encodings,
+    PageSize,
+    PageRows,
+    BloomFilterColumns,
+    BloomFilterFpp,
+    BloomFilter,
+    StripeRows,
+    StripeBytes,
+    Checksum,
+    StableRowIds,
+    TailPrefetchBytes,
+    CmbEagerLoadThreshold,
+    CoalesceGapBytes,
+    MaxCoalescedBytes,
+    VerifyChecksums,
+    DecodeThreads,
+    FilterPushdown,
+    MergeSchema,
+    VersionAsOf,
+    TimestampAsOf,
+    Tag
+  )
+  require(all.map(_.lowerKey).distinct.size == all.size, "option keys are unique")
+
+  /** `column.<path>.<key>`: a per-column setting. */
+  val ColumnPrefix = "column."
+
+  def forScope(scope: OptionScope): IndexedSeq[OptionSpec[_]] = all.filter(_.scope == scope)
+
+  /** The per-column form of `key` (`column.<path>.<setting>`), split into (path, spec). */
+  def columnSetting(key: String): Option[(String, OptionSpec[_])] = {
+    val k = key.toLowerCase(Locale.ROOT)
+    if (!k.startsWith(ColumnPrefix)) None
+    else all.filter(_.perColumn).collectFirst {
+      case s if k.endsWith("." + s.lowerKey) && k.length > ColumnPrefix.length + s.lowerKey.length + 1 =>
+        key.substring(ColumnPrefix.length, key.length - s.key.length - 1) -> s
+    }
+  }
+
+  /** Fails on a key that is not an option of `scopes` (nor a per-column write setting when
+    * `scopes` includes writes), listing the known ones, and on any value that does not parse.
+    * `ignored` keys (what an engine itself puts into option maps) pass. */
+  def checkKnown(options: Map[String, String], scopes: Set[OptionScope], ignored: Set[String] = Set.empty): Unit = {
+    val specs = all.filter(s => scopes.contains(s.scope) && !s.columnOnly)
+    val ignoredLower = ignored.map(_.toLowerCase(Locale.ROOT))
+    options.foreach { case (k, v) =>
+      specs.find(_.matches(k)) match {
+        case Some(s) => s.parse(v)
+        case None if scopes.contains(Write) && columnSetting(k).nonEmpty => columnSetting(k).get._2.parse(v, k)
+        case None if ignoredLower.contains(k.toLowerCase(Locale.ROOT)) =>
+        case None =>
+          val kinds = scopes.toSeq.sortBy(_.title).map(_.title).mkString(" or ")
+          val perColumn =
+            if (scopes.contains(Write))
+              s", and per column $ColumnPrefix<column>.{${all.filter(_.perColumn).map(_.key).mkString(",")}}"
+            else ""
+          throw new IllegalArgumentException(
+            s"Unknown Fermion $kinds '$k'. Known: ${specs.map(_.key).mkString(", ")}$perColumn"
+          )
+      }
+    }
+  }
+
+  /** The README table of one scope's options. */
+  def markdownTable(scope: OptionScope): String = {
+    val rows = forScope(scope).map { s =>
+      val key = if (s.columnOnly) s"`$ColumnPrefix<name>.${s.key}`" else s"`${s.key}`"
+      s"| $key | ${s.defaultText} | ${s.doc}${if (s.perColumn && !s.columnOnly) " (also per column)" else ""} |"
+    }
+    (s"| ${scope.title} | default | meaning |" +: "|---|---|---|" +: rows).mkString("\n")
+  }
+}

@@ -1,0 +1,89 @@
+package io.fermion.core.scan
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.hadoop.conf.Configuration
+
+import io.fermion.core.schema.FermionField
+
+/** A planned read of a [[Snapshot]], built by [[ScanBuilder]]: what it returns ([[fields]]), the
+  * [[plan]] every task shares, and its tasks. Tasks are serialisable and may run anywhere; on one
+  * JVM, [[batches]] reads them all in order.
+  * {{{
+  * val scan = Snapshot.open(path, conf).scanBuilder().select("id", "score").build()
+  * val it = scan.batches(conf, allocator)
+  * try it.foreach(b => println(b.numRows)) finally it.close()
+  * }}}
+  */
+final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val fields: IndexedSeq[FermionField]) {
+
+  /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. */
+  def planTasks(sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = TaskPlanner.plan(snapshot.files, sizing)
+
+  /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
+  def fileTasks: IndexedSeq[ScanTask] =
+    snapshot.files.map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))
+
+  /** Every row of the scan, task after task, in the snapshot's file order; exactly `limit` rows
+    * when a limit was set. Close the iterator (it closes the current batch and files). */
+  def batches(conf: Configuration, allocator: BufferAllocator): ScanIterator =
+    new ScanIterator(plan, fileTasks, conf, allocator)
+}
+
+/** The batches of several tasks read one after another on this thread. */
+final class ScanIterator private[scan] (
+    plan: ReadPlan,
+    tasks: IndexedSeq[ScanTask],
+    conf: Configuration,
+    allocator: BufferAllocator
+) extends Iterator[ScanBatch] with AutoCloseable {
+  private var taskIndex = 0
+  private var reader: ScanTaskReader = _
+  private var ready = false
+  private var returned = 0L
+  private var cut: ScanBatch = _
+  private var done = ScanMetrics()
+
+  override def hasNext: Boolean = {
+    if (ready) return true
+    if (plan.limit.exists(returned >= _)) return false
+    while (true) {
+      if (reader != null && reader.next()) { ready = true; return true }
+      closeReader()
+      if (taskIndex >= tasks.size) return false
+      // The limit counts rows of the whole scan: each task gets what is left of it.
+      val left = plan.limit.map(_ - returned)
+      reader = new ScanTaskReader(plan.copy(limit = left), tasks(taskIndex), conf, allocator)
+      taskIndex += 1
+    }
+    false
+  }
+
+  override def next(): ScanBatch = {
+    if (!hasNext) throw new NoSuchElementException("no more batches")
+    ready = false
+    if (cut != null) { cut.close(); cut = null }
+    val b = reader.batch
+    val left = plan.limit.map(_ - returned).getOrElse(Long.MaxValue)
+    returned += b.numRows
+    if (b.numRows <= left) b
+    else {
+      cut = b.firstRows(left.toInt, allocator)
+      returned = plan.limit.get
+      cut
+    }
+  }
+
+  /** What the scan has read so far. */
+  def metrics: ScanMetrics = done + Option(reader).map(_.metrics).getOrElse(ScanMetrics())
+
+  private def closeReader(): Unit = if (reader != null) {
+    done = done + reader.metrics
+    try reader.close()
+    finally reader = null
+  }
+
+  override def close(): Unit = {
+    if (cut != null) { cut.close(); cut = null }
+    closeReader()
+  }
+}

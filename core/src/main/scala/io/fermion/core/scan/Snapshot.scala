@@ -1,0 +1,168 @@
+package io.fermion.core.scan
+
+import java.io.FileNotFoundException
+import java.util.Locale
+
+import io.fermion.core.dataset._
+import io.fermion.core.read.{FermionFileReader, ReaderOptions}
+import io.fermion.core.schema.{FermionField, FermionSchema}
+import io.fermion.core.storage.FileSystems
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+/** One data file of a snapshot, with what a reader needs beyond the file itself: its fragment, the
+  * fragment's deletion file, where its stable row ids start, and the files that add columns to
+  * the same rows (matched by field id). */
+final case class SnapshotFile(
+    path: String,
+    length: Long,
+    fragmentId: Long,
+    deletion: Option[DeletionFile] = None,
+    rowIdStart: Option[Long] = None,
+    columnFiles: IndexedSeq[String] = IndexedSeq.empty,
+    modificationTime: Long = 0L
+)
+
+/** What a read sees: a dataset version (its schema and files from the manifest; columns are found
+  * in files by field id, so renamed columns keep their data) or a directory of loose Fermion files
+  * (or a single file) without `_versions/`, whose columns are found by name. Start a read with
+  * [[scanBuilder]]:
+  * {{{
+  * val snapshot = Snapshot.open("/data/events", new Configuration(), ReadAt.Version(3))
+  * val scan = snapshot.scanBuilder().select("id", "ctx.user").filter(...).build()
+  * }}}
+  */
+final case class Snapshot(
+    root: String,
+    schema: Option[FermionSchema],
+    manifest: Option[Manifest],
+    files: IndexedSeq[SnapshotFile]
+) {
+  def isDataset: Boolean = manifest.nonEmpty
+  def version: Option[Long] = manifest.map(_.version)
+
+  /** Whether the path holds anything to read. */
+  def exists: Boolean = schema.nonEmpty
+
+  /** A dataset's top-level field ids by lower-case name; None for loose files (matched by name). */
+  lazy val columnIds: Option[Map[String, Int]] =
+    manifest.map(_.schema.fields.map(f => f.name.toLowerCase(Locale.ROOT) -> f.fieldId).toMap)
+
+  /** Whether some rows are deleted or some columns live in files of their own: then file
+    * statistics do not describe the version's rows. */
+  def hasDeletionsOrColumnFiles: Boolean = files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
+
+  /** The same version restricted to some fragments. */
+  def withFragments(ids: Set[Long]): Snapshot = copy(files = files.filter(f => ids.contains(f.fragmentId)))
+
+  def scanBuilder(): ScanBuilder = new ScanBuilder(this)
+
+  /** This snapshot, or a [[FermionDatasetNotFoundException]] when the path holds no dataset or files. */
+  def requireExists(): Snapshot = {
+    if (!exists) throw new FermionDatasetNotFoundException(root, "it holds no Fermion dataset or data files")
+    this
+  }
+}
+
+object Snapshot {
+
+  /** The snapshot of `path` at `at`. A path that holds nothing yields a snapshot without a schema
+    * (what a first write starts from); time travel there fails with [[FermionVersionNotFoundException]].
+    * For loose files, `mergeSchema` unites the columns of every file (a column a file lacks reads
+    * null there; one name with two types is an error); otherwise the first file's columns are the
+    * schema. */
+  def open(path: String, conf: Configuration, at: ReadAt = ReadAt.Latest, mergeSchema: Boolean = false): Snapshot = {
+    val dataset = new FermionDataset(new Path(path), conf)
+    val manifest = at match {
+      case ReadAt.Latest => dataset.latest()
+      case ReadAt.Version(v) => Some(dataset.manifest(v))
+      case ReadAt.Timestamp(ms) => Some(dataset.versionAsOfTime(ms))
+      case ReadAt.Tag(t) => Some(dataset.manifest(dataset.tagVersion(t)))
+    }
+    manifest match {
+      case Some(m) => ofManifest(dataset, m)
+      case None => looseFiles(path, conf, mergeSchema)
+    }
+  }
+
+  /** The snapshot of one manifest of `dataset`. */
+  def ofManifest(dataset: FermionDataset, m: Manifest): Snapshot = {
+    // One listing of data/ gives every file's length (manifests do not record them).
+    val fs = dataset.fs
+    val listed =
+      try fs.listStatus(new Path(dataset.root, DatasetLayout.DataDir)).iterator.map(s => s.getPath.getName -> s).toMap
+      catch { case _: FileNotFoundException => Map.empty[String, FileStatus] }
+    val files = m.fragments.flatMap { f =>
+      // The first file leads (splits, statistics); the others add columns to the same rows.
+      f.files.take(1).map { d =>
+        val p = dataset.resolvePath(d.path)
+        val status = listed.getOrElse(
+          p.getName,
+          try fs.getFileStatus(p)
+          catch {
+            case _: FileNotFoundException =>
+              throw new InvalidFermionDatasetException(
+                dataset.name,
+                d.path,
+                s"data file of fragment ${f.id} in version ${m.version} is missing"
+              )
+          }
+        )
+        SnapshotFile(
+          p.toString,
+          status.getLen,
+          f.id,
+          f.deletion,
+          f.rowIdStart,
+          f.files.drop(1).map(c => dataset.resolvePath(c.path).toString),
+          status.getModificationTime
+        )
+      }
+    }
+    Snapshot(dataset.name, Some(m.schema), Some(m), files)
+  }
+
+  private def looseFiles(path: String, conf: Configuration, mergeSchema: Boolean): Snapshot = {
+    val statuses = LooseFiles.list(new Path(path), conf)
+    val files = statuses.zipWithIndex.map { case (s, i) =>
+      SnapshotFile(s.getPath.toString, s.getLen, i.toLong, modificationTime = s.getModificationTime)
+    }
+    def schemaOf(f: SnapshotFile): FermionSchema = {
+      val r = FermionFileReader.open(new Path(f.path), conf, ReaderOptions())
+      try r.schema
+      finally r.close()
+    }
+    val schema =
+      if (files.isEmpty) None
+      else if (!mergeSchema) Some(schemaOf(files.head))
+      else Some(merge(path, files.map(f => f.path -> schemaOf(f))))
+    Snapshot(path, schema, None, files)
+  }
+
+  /** The union of the files' columns, in order of first appearance; nullable where any file lacks
+    * the column or holds it nullable. */
+  private def merge(root: String, schemas: IndexedSeq[(String, FermionSchema)]): FermionSchema = {
+    val out = scala.collection.mutable.LinkedHashMap.empty[String, (String, FermionField)]
+    schemas.foreach { case (file, s) =>
+      s.fields.foreach { f =>
+        val key = f.name.toLowerCase(Locale.ROOT)
+        out.get(key) match {
+          case None => out(key) = file -> f
+          case Some((other, g)) =>
+            if (!LooseFiles.sameType(f, g))
+              throw new InvalidFermionDatasetException(
+                root,
+                file,
+                s"column `${f.name}` has another type here than in $other; schemas cannot be merged"
+              )
+            out(key) = other -> g.copy(nullable = g.nullable || f.nullable)
+        }
+      }
+    }
+    val everywhere = schemas.map(_._2.fields.map(_.name.toLowerCase(Locale.ROOT)).toSet)
+    FermionSchema(out.toIndexedSeq.zipWithIndex.map { case ((key, (_, f)), i) =>
+      val inAll = everywhere.forall(_.contains(key))
+      f.copy(nullable = f.nullable || !inAll)
+    })
+  }
+}

@@ -1,0 +1,327 @@
+package io.fermion.core.scan
+
+import java.util.Locale
+
+import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException}
+import io.fermion.core.expr.FilterExpr
+import io.fermion.core.read.{FermionFileReader, ProjectedNode, RowRanges, StripeFetch}
+import io.fermion.core.read.filter.{RowFilter, StripeFilter}
+import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.roaringbitmap.RoaringBitmap
+
+/** Reads the stripes of one [[FileSplit]], one [[ScanBatch]] per stripe with rows left. Every rule
+  * of the table model that a read must honour is applied here: columns are found in the fragment's
+  * files by field id (loose files: by name), so renamed columns keep their data and dropped ones
+  * are never read; files that added columns to the fragment are read beside the leading one; rows
+  * of the fragment's deletion file are dropped; `_rowaddr` and `_rowid` are computed from each
+  * row's position. Stripes and pages are skipped by statistics, the filter's columns are decoded
+  * first and the others read only for rows that may match (late materialisation), and the next
+  * stripe's reads start before the current one is decoded. */
+final private[scan] class SplitReader private (
+    split: FileSplit,
+    plan: ReadPlan,
+    reader: FermionFileReader,
+    columnReaders: IndexedSeq[FermionFileReader],
+    deleted: Option[RoaringBitmap],
+    allocator: BufferAllocator,
+    /** Rows the task may still return (a pushed LIMIT): no stripe is fetched ahead past it. */
+    rowBudget: () => Long
+) extends AutoCloseable {
+  private val file = split.file
+
+  /** Row offset of each stripe's first row within the file (= within the fragment). */
+  private val stripeFirstRow: Array[Long] =
+    (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
+  private val ownStripes = (0 until reader.numStripes).filter { s =>
+    val off = reader.stripes.dataOffset(s)
+    off >= split.start && off < split.start + split.length
+  }
+
+  /** The fragment's files: the leading one, then files that added columns (same stripes). */
+  private val sources: IndexedSeq[FermionFileReader] = reader +: columnReaders
+  columnReaders.foreach { r =>
+    val same = r.numStripes == reader.numStripes &&
+      (0 until r.numStripes).forall(s => r.stripes.rowCount(s) == reader.stripes.rowCount(s))
+    if (!same) throw new InvalidFermionDatasetException(
+      plan.root,
+      r.path,
+      s"column file of fragment ${file.fragmentId} does not share the stripes of ${file.path}"
+    )
+  }
+
+  /** The leading file's column holding a filter column, found by field id or name. */
+  private def filterColumn(name: String): Option[Int] =
+    if (plan.byFieldId)
+      plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id))
+        .filter(_ >= 0)
+    else reader.schema.indexOf(name)
+
+  private val stripeFilter = plan.filter.map(f => new StripeFilter(reader, f, filterColumn))
+
+  /** The split's stripes that the filter's statistics cannot rule out. */
+  private val stripes = stripeFilter match {
+    case Some(sf) => ownStripes.filter(sf.mightMatch)
+    case None => ownStripes
+  }
+
+  /** Where each stored column of the plan is: (output index, source file, column index, projection). */
+  private val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {
+    case (c: PlannedColumn.Stored, out) =>
+      locate(c).map { case (src, i) =>
+        val stored = sources(src).schema.fields(i)
+        try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name)))
+        catch {
+          case e: UnsupportedColumnTypeException =>
+            throw new InvalidFermionDatasetException(
+              plan.root,
+              sources(src).path,
+              s"column `${c.name}` does not match the table's type ${c.request.dataType}: ${e.getMessage}",
+              e
+            )
+        }
+      }
+    case _ => None
+  }
+
+  private def locate(c: PlannedColumn.Stored): Option[(Int, Int)] =
+    if (plan.byFieldId)
+      sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == c.fieldId))
+        .find(_._2 >= 0)
+    else reader.schema.indexOf(c.name).map(0 -> _)
+
+  /** The filter's flat columns in the leading file: (name in the filter, column index). */
+  private val filterColumns: IndexedSeq[(String, Int)] =
+    plan.filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
+      filterColumn(n).filter(c => !FermionType.isNested(reader.schema.fields(c).dataType)).map(n -> _)
+    }
+
+  /** Late materialisation: decode the filter's columns first, evaluate the filter on them, and
+    * read the other columns only for the rows that may match. Unless the plan asks for exact
+    * filtering, it stops for the rest of the split after a stripe where keeping the matches did
+    * not pay (see [[filterRows]]). */
+  private var lateMaterialize = filterColumns.nonEmpty
+
+  private var nextStripe = 0
+  private var stripesDecoded = 0L
+  private var stripesRuledOutByPages = 0L
+  private var stripesFilteredByRows = 0L
+
+  /** The stripe after the current one, its reads already under way. */
+  private var prefetched: Option[PlannedStripe] = None
+
+  /** Output columns whose deferred elements someone asked for: later stripes read them whole. */
+  private val elementsUsed = scala.collection.mutable.Set.empty[Int]
+  private var current: ScanBatch = _
+
+  /** A stripe to decode: the rows to keep (null: all), which list columns stay lengths-only, per
+    * source file the fetch of its columns, columns already decoded while filtering, and how many
+    * rows the deletion file removes from it. */
+  final private class PlannedStripe(
+      val stripe: Int,
+      val selection: RowRanges,
+      val deferred: Set[Int],
+      val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)],
+      val reused: Map[Int, FieldVector],
+      val deletedRows: Int
+  ) {
+    def rowsLeft: Long =
+      (if (selection == null) reader.stripes.rowCount(stripe).toLong else selection.rowCount.toLong) - deletedRows
+  }
+
+  /** Plans the next stripe with rows left and starts its reads; None at the end of the split. */
+  private def planNext(): Option[PlannedStripe] = {
+    while (nextStripe < stripes.size) {
+      val stripe = stripes(nextStripe)
+      nextStripe += 1
+      val rows = reader.stripes.rowCount(stripe)
+      val ranges = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
+      // Cutting rows out costs a copy per value: worth it only when most rows go.
+      val pageSelection = if (ranges.rowCount.toLong * 2 <= rows) ranges else null
+      if (ranges.isEmpty) stripesRuledOutByPages += 1
+      else if (!lateMaterialize) return Some(plan(stripe, pageSelection, Map.empty))
+      else {
+        val (matching, reused) = filterRows(stripe, ranges, pageSelection)
+        if (matching.isEmpty) stripesFilteredByRows += 1
+        else return Some(plan(stripe, if (matching eq ranges) pageSelection else matching, reused))
+      }
+    }
+    None
+  }
+
+  /** Late materialisation of one stripe: decodes the filter's columns (on `pageSelection`, or
+    * whole) and evaluates the filter on the rows of `ranges`. Returns the rows to keep — `ranges`
+    * itself when cutting the matches out would not pay — and the decoded columns the scan also
+    * returns, by position in [[present]] (the others are closed). */
+  private def filterRows(stripe: Int, ranges: RowRanges, pageSelection: RowRanges): (RowRanges, Map[Int, FieldVector]) = {
+    val rows = reader.stripes.rowCount(stripe)
+    val cols = filterColumns.map(_._2).distinct
+    val vs = reader.readStripeProjected(
+      stripe,
+      cols.map(c => c -> ProjectedNode.full(reader.schema.fields(c))),
+      allocator,
+      pageSelection
+    )
+    val matching =
+      try {
+        val byName =
+          filterColumns.map { case (n, c) => n.toLowerCase(Locale.ROOT) -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }
+            .toMap
+        RowFilter.select(plan.filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
+      } catch { case t: Throwable => vs.foreach(_.close()); throw t }
+    // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
+    // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
+    // the filter for the rest of the split otherwise.
+    val pays = plan.exactFilter || matching.rowCount.toLong * 16 <= rows ||
+      (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
+    if (!pays) lateMaterialize = false
+    // Decoded on `pageSelection` (or whole), which holds every row kept below.
+    val reused =
+      if (matching.isEmpty) Map.empty[Int, FieldVector]
+      else present.indices.collect {
+        case p if present(p)._2 == 0 && present(p)._4.children.isEmpty && cols.contains(present(p)._3) =>
+          p -> vs(cols.indexOf(present(p)._3))
+      }.toMap
+    vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
+    (if (pays) matching else ranges, reused)
+  }
+
+  /** Starts the reads of the scan's columns of `stripe` (all but those already decoded), keeping
+    * `selection` (null: every row). */
+  private def plan(stripe: Int, selection: RowRanges, reused: Map[Int, FieldVector]): PlannedStripe = {
+    val rows = reader.stripes.rowCount(stripe)
+    val first = stripeFirstRow(stripe)
+    val gone = deleted.map(d => d.rangeCardinality(first, first + rows)).getOrElse(0L).toInt
+    // Rows cut out of whole vectors (deletions, a selection) cannot leave elements deferred; once
+    // someone touched a column's elements, later stripes read that column whole at once.
+    val deferred = present.indices.filter { p =>
+      val node = present(p)._4
+      plan.deferElements && gone == 0 && selection == null && !elementsUsed.contains(p) &&
+      (node.field.dataType == FermionType.List || node.field.dataType == FermionType.Map)
+    }.toSet
+    val fetches =
+      present.indices.filterNot(reused.contains).groupBy(p => present(p)._2).toIndexedSeq.map { case (src, ps) =>
+        val cols = ps.map { p =>
+          val (_, _, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node)
+        }
+        (ps, sources(src), sources(src).fetch(stripe, cols, selection))
+      }
+    new PlannedStripe(stripe, selection, deferred, fetches, reused, gone)
+  }
+
+  /** Decodes the next stripe with rows left; false at the end of the split. */
+  def next(): Boolean = {
+    releaseCurrent()
+    val planned = prefetched.orElse(planNext()) match {
+      case Some(p) => p
+      case None => return false
+    }
+    prefetched = None
+    // Start reading the following stripe before decoding this one, unless a limit ends the task
+    // with this stripe.
+    if (planned.rowsLeft < rowBudget()) prefetched = planNext()
+    val stripe = planned.stripe
+    stripesDecoded += 1
+    val rows = reader.stripes.rowCount(stripe)
+    val first = stripeFirstRow(stripe)
+    val decoded = new Array[FieldVector](present.size)
+    planned.reused.foreach { case (p, v) => decoded(p) = v }
+    try planned.fetches.foreach { case (ps, src, fetch) =>
+        ps.zip(src.decode(fetch, allocator)).foreach { case (p, v) => decoded(p) = v }
+      }
+    catch { case t: Throwable => decoded.filter(_ != null).foreach(_.close()); throw t }
+    val keptRows: Array[Int] = {
+      val candidates = if (planned.selection == null) null else planned.selection.rows
+      deleted match {
+        case Some(d) if planned.deletedRows > 0 =>
+          val all = if (candidates == null) Array.range(0, rows) else candidates
+          all.filter(i => !d.contains((first + i).toInt))
+        case _ => candidates
+      }
+    }
+    val vectors =
+      try if (keptRows == null) decoded.toIndexedSeq else RowSelection.keep(decoded.toIndexedSeq, keptRows, allocator)
+      catch { case t: Throwable => decoded.foreach(v => if (v != null) v.close()); throw t }
+    val outRows = if (keptRows == null) rows else keptRows.length
+    val byOutput = present.indices.map(p => present(p)._1 -> p).toMap
+    val columns = plan.columns.indices.map { out =>
+      plan.columns(out) match {
+        case PlannedColumn.RowAddress => ScanColumn.Values(positions(ColumnRequest.address(file.fragmentId, 0), first, rows, keptRows))
+        case PlannedColumn.RowId =>
+          file.rowIdStart match {
+            case Some(start) => ScanColumn.Values(positions(start, first, rows, keptRows))
+            case None => ScanColumn.Nulls(RowIdField)
+          }
+        case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+        case c: PlannedColumn.Stored =>
+          byOutput.get(out) match {
+            case None => ScanColumn.Nulls(c.request)
+            case Some(p) if planned.deferred(p) =>
+              val (_, src, col, node) = present(p)
+              new ScanColumn.Lengths(
+                vectors(p).asInstanceOf[org.apache.arrow.vector.IntVector],
+                () => { elementsUsed += p; sources(src).readStripeProjected(stripe, IndexedSeq(col -> node), allocator).head }
+              )
+            case Some(p) => ScanColumn.Values(vectors(p))
+          }
+      }
+    }
+    current = new ScanBatch(outRows, columns, file, allocator)
+    true
+  }
+
+  private val RowIdField = io.fermion.core.schema.FermionField(ColumnRequest.RowIdName, -1, FermionType.Int64, nullable = true)
+
+  /** `base` plus each returned row's offset in the fragment. */
+  private def positions(base: Long, first: Long, rows: Int, keptRows: Array[Int]): BigIntVector = {
+    val a = new BigIntVector("position", allocator)
+    val n = if (keptRows == null) rows else keptRows.length
+    a.allocateNew(n)
+    var r = 0
+    while (r < n) { a.set(r, base + first + (if (keptRows == null) r else keptRows(r))); r += 1 }
+    a.setValueCount(n)
+    a
+  }
+
+  def batch: ScanBatch = current
+
+  def metrics: ScanMetrics = ScanMetrics(
+    stripesRead = stripesDecoded + stripesFilteredByRows,
+    stripesSkipped = ownStripes.size - stripes.size + stripesRuledOutByPages,
+    bytesRead = sources.map(_.bytesRead).sum,
+    metadataBytesRead = sources.map(_.metadataBytesRead).sum,
+    pagesDecoded = sources.map(_.pagesDecoded).sum,
+    pagesSkipped = sources.map(_.dataPagesSkipped).sum,
+    decodeNanos = sources.map(_.decodeNanos).sum
+  )
+
+  private def releaseCurrent(): Unit = if (current != null) { current.close(); current = null }
+
+  override def close(): Unit =
+    try { releaseCurrent(); prefetched.foreach(_.reused.values.foreach(_.close())); prefetched = None }
+    finally try reader.close()
+    finally columnReaders.foreach(_.close())
+}
+
+private[scan] object SplitReader {
+
+  /** Opens the split's files (and reads its deletion file); closes them again if that fails. */
+  def open(
+      split: FileSplit,
+      plan: ReadPlan,
+      conf: Configuration,
+      allocator: BufferAllocator,
+      rowBudget: () => Long
+  ): SplitReader = {
+    val deleted = split.file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
+    val reader = FermionFileReader.open(new Path(split.file.path), conf, plan.options)
+    val columnReaders = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
+    try {
+      split.file.columnFiles.foreach(f => columnReaders += FermionFileReader.open(new Path(f), conf, plan.options))
+      new SplitReader(split, plan, reader, columnReaders.toIndexedSeq, deleted, allocator, rowBudget)
+    } catch { case t: Throwable => reader.close(); columnReaders.foreach(_.close()); throw t }
+  }
+}
