@@ -14,7 +14,9 @@ class OptionRegistrySuite extends AnyFunSuite {
 
   private def readme: String = {
     // Tests run with the module as working directory (sbt forks there) or the repository root.
-    val p = Seq(Paths.get("README.md"), Paths.get("../README.md")).find(p => Files.exists(p) && Files.readString(p).contains("# Fermion"))
+    val p = Seq(Paths.get("README.md"), Paths.get("../README.md")).find(p =>
+      Files.exists(p) && Files.readString(p).contains("# Fermion")
+    )
     Files.readString(p.getOrElse(fail("README.md not found")))
   }
 
@@ -29,7 +31,8 @@ class OptionRegistrySuite extends AnyFunSuite {
   test("documented defaults are the defaults the reader and writer use") {
     val w = WriterOptions()
     val r = ReaderOptions()
-    def default[T](spec: io.fermion.core.options.OptionSpec[T]): T = spec.parse(spec.defaultText.stripPrefix("`").stripSuffix("`"))
+    def default[T](spec: io.fermion.core.options.OptionSpec[T]): T =
+      spec.parse(spec.defaultText.stripPrefix("`").stripSuffix("`"))
     assert(default(Compression) == w.compression)
     assert(default(CompressionLevel) == w.compressionLevel)
     assert(default(Encodings) == w.encodings)

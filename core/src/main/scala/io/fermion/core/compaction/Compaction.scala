@@ -22,9 +22,14 @@ object Compaction {
 
   /** What to rewrite, or None when nothing needs compacting (no deleted rows, and merging would
     * not make fewer fragments). */
-  def plan(dataset: FermionDataset, targetRows: Long, writerOptions: WriterOptions = WriterOptions()): Option[CompactionPlan] = {
+  def plan(
+      dataset: FermionDataset,
+      targetRows: Long,
+      writerOptions: WriterOptions = WriterOptions()
+  ): Option[CompactionPlan] = {
     require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
-    val base = dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to compact"))
+    val base =
+      dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to compact"))
     if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
       throw new UnsupportedOperationException(
         s"compaction of a dataset with stable row ids is not supported yet (${dataset.name})"
@@ -45,8 +50,15 @@ object Compaction {
       if (currentRows >= perGroup) { groups += CompactionGroup(current); current = IndexedSeq.empty; currentRows = 0L }
     }
     if (current.nonEmpty) groups += CompactionGroup(current)
-    Some(CompactionPlan(dataset.name, base.version, base.schema, candidates.map(_.id).toSet, rows, groups.toIndexedSeq,
-      writerOptions))
+    Some(CompactionPlan(
+      dataset.name,
+      base.version,
+      base.schema,
+      candidates.map(_.id).toSet,
+      rows,
+      groups.toIndexedSeq,
+      writerOptions
+    ))
   }
 
   /** Reads the group's rows (deleted rows dropped, every column of the version, columns a
@@ -78,7 +90,9 @@ object Compaction {
     * commit) the new files are removed and the typed conflict is thrown. */
   def commit(dataset: FermionDataset, plan: CompactionPlan, written: Seq[Fragment]): Manifest = {
     val nonEmpty = written.filter(_.physicalRows > 0)
-    written.filter(_.physicalRows == 0).foreach(f => f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false)))
+    written.filter(_.physicalRows == 0).foreach(f =>
+      f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false))
+    )
     try dataset.commit(plan.readVersion, Operation.Compact(plan.fragments, nonEmpty.toIndexedSeq))
     catch {
       case t: Throwable =>

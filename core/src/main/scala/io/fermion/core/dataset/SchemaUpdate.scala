@@ -25,7 +25,11 @@ final class SchemaUpdate private[dataset] (dataset: FermionDataset) {
   def addColumn(field: FermionField): SchemaUpdate = {
     changes :+= { (m: Manifest) => (s: FermionSchema) =>
       if (s.indexOf(field.name).nonEmpty) fail(s"Cannot add column `${field.name}`: it already has one")
-      val fresh = SchemaIds.assignFrom(s, FermionSchema(IndexedSeq(field.copy(nullable = true))), math.max(m.lastFieldId, SchemaIds.maxId(s)))
+      val fresh = SchemaIds.assignFrom(
+        s,
+        FermionSchema(IndexedSeq(field.copy(nullable = true))),
+        math.max(m.lastFieldId, SchemaIds.maxId(s))
+      )
       FermionSchema(s.fields ++ fresh.fields)
     }
     described :+= s"add column ${field.name}"
@@ -55,13 +59,15 @@ final class SchemaUpdate private[dataset] (dataset: FermionDataset) {
     this
   }
 
-  private def fail(why: String): Nothing = throw new IllegalArgumentException(s"$why (Fermion dataset at ${dataset.name})")
+  private def fail(why: String): Nothing =
+    throw new IllegalArgumentException(s"$why (Fermion dataset at ${dataset.name})")
 
   /** Applies the changes to the latest version and commits them; returns the new manifest. A
     * concurrent schema change or overwrite makes it fail with [[FermionCommitConflictException]]. */
   def commit(): Manifest = {
     require(changes.nonEmpty, "no schema change to commit")
-    val base = dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to change"))
+    val base =
+      dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to change"))
     val schema = changes.foldLeft(base.schema)((s, change) => change(base)(s))
     dataset.commit(base.version, Operation.Project(schema, described.mkString("; ")))
   }

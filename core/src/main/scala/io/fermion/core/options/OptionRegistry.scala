@@ -22,8 +22,10 @@ object OptionRegistry {
   )(parse: String => T): OptionSpec[T] = new OptionSpec(key, scope, perColumn, columnOnly, default, doc, parse)
 
   private def bytes(max: Long)(v: String): Long = OptionValues.bytes(v, max)
-  private def int(v: String): Int = v.trim.toIntOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
-  private def long(v: String): Long = v.trim.toLongOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
+  private def int(v: String): Int =
+    v.trim.toIntOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
+  private def long(v: String): Long =
+    v.trim.toLongOption.getOrElse(throw new IllegalArgumentException("expected an integer"))
   private def bool(v: String): Boolean = v.trim.toLowerCase(Locale.ROOT) match {
     case "true" => true
     case "false" => false
@@ -66,20 +68,26 @@ object OptionRegistry {
     "`8192`",
     "values per DATA page at most (a positive multiple of 8): the unit that page statistics skip within a stripe",
     perColumn = true
-  ) { v => val n = int(v); within(n >= 8 && n % 8 == 0, "must be a positive multiple of 8")(n) }
+  ) { v =>
+    val n = int(v); within(n >= 8 && n % 8 == 0, "must be a positive multiple of 8")(n)
+  }
   val StripeRows: OptionSpec[Int] = spec(
     "stripeRows",
     Write,
     "`65536`",
     "rows per stripe at most: the unit statistics and bloom filters skip (smaller stripes make selective reads " +
       "cheaper, larger ones the metadata smaller)"
-  ) { v => val n = int(v); within(n >= 1, "must be positive")(n) }
+  ) { v =>
+    val n = int(v); within(n >= 1, "must be positive")(n)
+  }
   val StripeBytes: OptionSpec[Long] = spec(
     "stripeBytes",
     Write,
     "`64m`",
     "buffered bytes per stripe at most: a writer's memory is bounded by this, not by the file"
-  ) { v => val n = bytes(Long.MaxValue)(v); within(n >= 1024, "must be at least 1 KiB")(n) }
+  ) { v =>
+    val n = bytes(Long.MaxValue)(v); within(n >= 1024, "must be at least 1 KiB")(n)
+  }
   val Checksum: OptionSpec[Boolean] = spec("checksum", Write, "`true`", "CRC32 per page")(bool)
   val BloomFilterColumns: OptionSpec[Set[String]] = spec(
     "bloomFilterColumns",
@@ -143,7 +151,9 @@ object OptionRegistry {
     Read,
     "`min(4, cores)`",
     "threads, the task's own included, that decode the columns of one stripe at once (`1`: the task's thread only)"
-  ) { v => val n = int(v); within(n >= 1 && n <= 64, "must be between 1 and 64")(n) }
+  ) { v =>
+    val n = int(v); within(n >= 1 && n <= 64, "must be between 1 and 64")(n)
+  }
   val FilterPushdown: OptionSpec[Boolean] = spec(
     "filterPushdown",
     Read,
@@ -162,7 +172,9 @@ object OptionRegistry {
     Read,
     "latest",
     "read this version of a dataset (at most one of `versionAsOf`, `timestampAsOf`, `tag`)"
-  ) { v => val n = long(v); within(n >= 1, "expected a version number (1, 2, ...)")(n) }
+  ) { v =>
+    val n = long(v); within(n >= 1, "expected a version number (1, 2, ...)")(n)
+  }
   val TimestampAsOf: OptionSpec[String] = spec(
     "timestampAsOf",
     Read,

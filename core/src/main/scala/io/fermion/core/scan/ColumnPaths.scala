@@ -8,12 +8,17 @@ import io.fermion.core.schema.{FermionField, FermionType}
 private[scan] object ColumnPaths {
   def requests(snapshot: Snapshot, paths: Seq[String]): IndexedSeq[ColumnRequest] = {
     val schema = snapshot.schema.getOrElse(
-      throw new io.fermion.core.dataset.FermionDatasetNotFoundException(snapshot.root, "it holds no Fermion dataset or data files")
+      throw new io.fermion.core.dataset.FermionDatasetNotFoundException(
+        snapshot.root,
+        "it holds no Fermion dataset or data files"
+      )
     )
     val trees = paths.map { p =>
       val parts = p.split('.').toList
       val top = schema.indexOf(parts.head).map(schema.fields).getOrElse(
-        throw new IllegalArgumentException(s"No column `${parts.head}` in ${snapshot.root} (columns: ${schema.fields.map(_.name).mkString(", ")})")
+        throw new IllegalArgumentException(
+          s"No column `${parts.head}` in ${snapshot.root} (columns: ${schema.fields.map(_.name).mkString(", ")})"
+        )
       )
       prune(top, parts.tail, p)
     }
@@ -35,7 +40,9 @@ private[scan] object ColumnPaths {
           f.copy(children = IndexedSeq(prune(child, tail, path)))
         case FermionType.List | FermionType.Map =>
           val i = f.children.indexWhere(_.name.equalsIgnoreCase(name))
-          if (i < 0) throw new IllegalArgumentException(s"`${f.name}` has children ${f.children.map(_.name).mkString(", ")}, not `$name` (path `$path`)")
+          if (i < 0) throw new IllegalArgumentException(
+            s"`${f.name}` has children ${f.children.map(_.name).mkString(", ")}, not `$name` (path `$path`)"
+          )
           f.copy(children = f.children.updated(i, prune(f.children(i), tail, path)))
         case _ => throw new IllegalArgumentException(s"`${f.name}` has no fields (path `$path`)")
       }
@@ -53,7 +60,8 @@ private[scan] object ColumnPaths {
           case _ => throw new IllegalStateException(n)
         }
       })
-    case FermionType.List | FermionType.Map => a.copy(children = a.children.zip(b.children).map { case (x, y) => merge(x, y) })
+    case FermionType.List | FermionType.Map =>
+      a.copy(children = a.children.zip(b.children).map { case (x, y) => merge(x, y) })
     case _ => a
   }
 }

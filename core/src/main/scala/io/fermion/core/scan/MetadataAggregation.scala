@@ -47,17 +47,20 @@ final case class MetadataAggregation(
   def compute(task: AggregateTask, conf: Configuration): IndexedSeq[Option[Long]] = {
     val reader = FermionFileReader.open(new Path(task.file), conf, options)
     try aggregates.map {
-      case MetadataAggregate.CountRows => Some(FileAggregates.rowCount(reader))
-      case MetadataAggregate.CountValues(c) => Some(column(reader, c).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L))
-      case MetadataAggregate.Min(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._1)
-      case MetadataAggregate.Max(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._2)
-    }
+        case MetadataAggregate.CountRows => Some(FileAggregates.rowCount(reader))
+        case MetadataAggregate.CountValues(c) =>
+          Some(column(reader, c).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L))
+        case MetadataAggregate.Min(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._1)
+        case MetadataAggregate.Max(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._2)
+      }
     finally reader.close()
   }
 
   private def column(reader: FermionFileReader, name: String): Option[Int] =
     if (byFieldId)
-      fieldIds.get(name.toLowerCase(Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0)
+      fieldIds.get(name.toLowerCase(Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id)).filter(
+        _ >= 0
+      )
     else reader.schema.indexOf(name)
 }
 
@@ -89,7 +92,13 @@ object MetadataAggregation {
       case MetadataAggregate.Max(c) => c
     }.map(_.toLowerCase(Locale.ROOT)).toSet
     val ids = snapshot.columnIds.getOrElse(Map.empty).filter { case (k, _) => used.contains(k) }
-    Some(MetadataAggregation(snapshot.root, aggregates.toIndexedSeq, ids, snapshot.isDataset, options,
-      snapshot.files.map(f => AggregateTask(f.path))))
+    Some(MetadataAggregation(
+      snapshot.root,
+      aggregates.toIndexedSeq,
+      ids,
+      snapshot.isDataset,
+      options,
+      snapshot.files.map(f => AggregateTask(f.path))
+    ))
   }
 }

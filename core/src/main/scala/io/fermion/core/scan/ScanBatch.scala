@@ -50,7 +50,9 @@ final class ScanBatch private[scan] (
       case l: ScanColumn.Lengths => l.close()
       case _ =>
     }
-    columns.indices.foreach(i => if (columns(i).isInstanceOf[ScanColumn.Nulls] && materialized(i) != null) materialized(i).close())
+    columns.indices.foreach(i =>
+      if (columns(i).isInstanceOf[ScanColumn.Nulls] && materialized(i) != null) materialized(i).close()
+    )
   }
 }
 

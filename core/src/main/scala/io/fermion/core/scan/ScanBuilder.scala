@@ -68,7 +68,10 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
 
   def build(): Scan = {
     val schema = snapshot.schema.getOrElse(
-      throw new io.fermion.core.dataset.FermionDatasetNotFoundException(snapshot.root, "it holds no Fermion dataset or data files")
+      throw new io.fermion.core.dataset.FermionDatasetNotFoundException(
+        snapshot.root,
+        "it holds no Fermion dataset or data files"
+      )
     )
     val asked = requests.getOrElse(schema.fields.map(ColumnRequest.Data(_))) ++ extra
     val planned = asked.map {
@@ -82,7 +85,7 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
             val node =
               try ProjectedNode.prune(stored, req)
               catch {
-              case e: UnsupportedColumnTypeException =>
+                case e: UnsupportedColumnTypeException =>
                   throw new IllegalArgumentException(
                     s"Cannot read column `${req.name}` of ${snapshot.root}: ${e.getMessage}",
                     e

@@ -23,7 +23,15 @@ final case class ScanMetrics(
 
   /** The values in the order of [[ScanMetrics.all]]. */
   def values: IndexedSeq[Long] =
-    IndexedSeq(stripesRead, stripesSkipped, bytesRead, metadataBytesRead, pagesDecoded, pagesSkipped, decodeNanos / 1000000L)
+    IndexedSeq(
+      stripesRead,
+      stripesSkipped,
+      bytesRead,
+      metadataBytesRead,
+      pagesDecoded,
+      pagesSkipped,
+      decodeNanos / 1000000L
+    )
 }
 
 object ScanMetrics {

@@ -58,8 +58,14 @@ final case class Snapshot(
   def scanBuilder(): ScanBuilder = new ScanBuilder(this)
 
   /** This snapshot, or a [[FermionDatasetNotFoundException]] when the path holds no dataset or files. */
-  def requireExists(): Snapshot = {
-    if (!exists) throw new FermionDatasetNotFoundException(root, "it holds no Fermion dataset or data files")
+  def requireExists(conf: Configuration): Snapshot = {
+    if (!exists) {
+      val p = new Path(root)
+      val why =
+        if (FileSystems.forPath(p, conf).exists(p)) "the path holds no Fermion dataset or data files"
+        else "the path does not exist"
+      throw new FermionDatasetNotFoundException(root, why)
+    }
     this
   }
 }

@@ -53,14 +53,16 @@ final private[scan] class SplitReader private (
     )
   }
 
-  /** The leading file's column holding a filter column, found by field id or name. */
-  private def filterColumn(name: String): Option[Int] =
+  /** The file (index into [[sources]]) and column holding a filter column, by field id or name. */
+  private def filterColumn(name: String): Option[(Int, Int)] =
     if (plan.byFieldId)
-      plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id))
-        .filter(_ >= 0)
-    else reader.schema.indexOf(name)
+      plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap { id =>
+        sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == id)).find(_._2 >= 0)
+      }
+    else reader.schema.indexOf(name).map(0 -> _)
 
-  private val stripeFilter = plan.filter.map(f => new StripeFilter(reader, f, filterColumn))
+  private val stripeFilter =
+    plan.filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
 
   /** The split's stripes that the filter's statistics cannot rule out. */
   private val stripes = stripeFilter match {
@@ -93,10 +95,11 @@ final private[scan] class SplitReader private (
         .find(_._2 >= 0)
     else reader.schema.indexOf(c.name).map(0 -> _)
 
-  /** The filter's flat columns in the leading file: (name in the filter, column index). */
-  private val filterColumns: IndexedSeq[(String, Int)] =
+  /** The filter's flat columns: (name in the filter, source file, column index). */
+  private val filterColumns: IndexedSeq[(String, Int, Int)] =
     plan.filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
-      filterColumn(n).filter(c => !FermionType.isNested(reader.schema.fields(c).dataType)).map(n -> _)
+      filterColumn(n).filter { case (k, c) => !FermionType.isNested(sources(k).schema.fields(c).dataType) }
+        .map { case (k, c) => (n, k, c) }
     }
 
   /** Late materialisation: decode the filter's columns first, evaluate the filter on them, and
@@ -156,22 +159,31 @@ final private[scan] class SplitReader private (
     * whole) and evaluates the filter on the rows of `ranges`. Returns the rows to keep — `ranges`
     * itself when cutting the matches out would not pay — and the decoded columns the scan also
     * returns, by position in [[present]] (the others are closed). */
-  private def filterRows(stripe: Int, ranges: RowRanges, pageSelection: RowRanges): (RowRanges, Map[Int, FieldVector]) = {
+  private def filterRows(
+      stripe: Int,
+      ranges: RowRanges,
+      pageSelection: RowRanges
+  ): (RowRanges, Map[Int, FieldVector]) = {
     val rows = reader.stripes.rowCount(stripe)
-    val cols = filterColumns.map(_._2).distinct
-    val vs = reader.readStripeProjected(
-      stripe,
-      cols.map(c => c -> ProjectedNode.full(reader.schema.fields(c))),
-      allocator,
-      pageSelection
-    )
+    val cols = filterColumns.map(c => (c._2, c._3)).distinct
+    val decoded = scala.collection.mutable.Map.empty[(Int, Int), FieldVector]
+    try cols.groupBy(_._1).foreach { case (k, cs) =>
+        val vs = sources(k).readStripeProjected(
+          stripe,
+          cs.map { case (_, c) => c -> ProjectedNode.full(sources(k).schema.fields(c)) },
+          allocator,
+          pageSelection
+        )
+        cs.zip(vs).foreach { case (key, v) => decoded(key) = v }
+      }
+    catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
     val matching =
       try {
-        val byName =
-          filterColumns.map { case (n, c) => n.toLowerCase(Locale.ROOT) -> (reader.schema.fields(c).dataType, vs(cols.indexOf(c))) }
-            .toMap
+        val byName = filterColumns.map { case (n, k, c) =>
+          n.toLowerCase(Locale.ROOT) -> (sources(k).schema.fields(c).dataType, decoded((k, c)))
+        }.toMap
         RowFilter.select(plan.filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
-      } catch { case t: Throwable => vs.foreach(_.close()); throw t }
+      } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
     // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
     // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
     // the filter for the rest of the split otherwise.
@@ -182,10 +194,10 @@ final private[scan] class SplitReader private (
     val reused =
       if (matching.isEmpty) Map.empty[Int, FieldVector]
       else present.indices.collect {
-        case p if present(p)._2 == 0 && present(p)._4.children.isEmpty && cols.contains(present(p)._3) =>
-          p -> vs(cols.indexOf(present(p)._3))
+        case p if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) =>
+          p -> decoded((present(p)._2, present(p)._3))
       }.toMap
-    vs.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
+    decoded.values.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
     (if (pays) matching else ranges, reused)
   }
 
@@ -249,7 +261,8 @@ final private[scan] class SplitReader private (
     val byOutput = present.indices.map(p => present(p)._1 -> p).toMap
     val columns = plan.columns.indices.map { out =>
       plan.columns(out) match {
-        case PlannedColumn.RowAddress => ScanColumn.Values(positions(ColumnRequest.address(file.fragmentId, 0), first, rows, keptRows))
+        case PlannedColumn.RowAddress =>
+          ScanColumn.Values(positions(ColumnRequest.address(file.fragmentId, 0), first, rows, keptRows))
         case PlannedColumn.RowId =>
           file.rowIdStart match {
             case Some(start) => ScanColumn.Values(positions(start, first, rows, keptRows))
@@ -263,7 +276,9 @@ final private[scan] class SplitReader private (
               val (_, src, col, node) = present(p)
               new ScanColumn.Lengths(
                 vectors(p).asInstanceOf[org.apache.arrow.vector.IntVector],
-                () => { elementsUsed += p; sources(src).readStripeProjected(stripe, IndexedSeq(col -> node), allocator).head }
+                () => {
+                  elementsUsed += p; sources(src).readStripeProjected(stripe, IndexedSeq(col -> node), allocator).head
+                }
               )
             case Some(p) => ScanColumn.Values(vectors(p))
           }
@@ -273,7 +288,8 @@ final private[scan] class SplitReader private (
     true
   }
 
-  private val RowIdField = io.fermion.core.schema.FermionField(ColumnRequest.RowIdName, -1, FermionType.Int64, nullable = true)
+  private val RowIdField =
+    io.fermion.core.schema.FermionField(ColumnRequest.RowIdName, -1, FermionType.Int64, nullable = true)
 
   /** `base` plus each returned row's offset in the fragment. */
   private def positions(base: Long, first: Long, rows: Int, keptRows: Array[Int]): BigIntVector = {
@@ -302,8 +318,9 @@ final private[scan] class SplitReader private (
 
   override def close(): Unit =
     try { releaseCurrent(); prefetched.foreach(_.reused.values.foreach(_.close())); prefetched = None }
-    finally try reader.close()
-    finally columnReaders.foreach(_.close())
+    finally
+      try reader.close()
+      finally columnReaders.foreach(_.close())
 }
 
 private[scan] object SplitReader {

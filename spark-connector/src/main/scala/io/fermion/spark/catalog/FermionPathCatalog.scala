@@ -44,7 +44,12 @@ class FermionPathCatalog extends TableCatalog {
     readable(pathOf(ident), snapshotAt(ident, ReadAt.Timestamp(Math.floorDiv(timestamp, 1000L))))
 
   private def readable(path: String, snapshot: Snapshot): Table =
-    new FermionTable(path, FermionTableSchema.of(snapshot.requireExists()).get, acceptAnySchema = true, () => snapshot)
+    new FermionTable(
+      path,
+      FermionTableSchema.of(snapshot.requireExists(FermionTableSchema.hadoopConf())).get,
+      acceptAnySchema = true,
+      () => snapshot
+    )
 
   /** Writes (append, overwrite): an empty or missing path is a table with no columns yet. */
   override def loadTable(ident: Identifier, writePrivileges: util.Set[TableWritePrivilege]): Table = {

@@ -60,8 +60,9 @@ final class FermionColumnarReader(plan: ReadPlan, task: ScanTask, readSchema: St
 
   override def currentMetricsValues(): Array[CustomTaskMetric] = FermionScanMetrics.taskValues(reader.metrics)
 
-  override def close(): Unit = try reader.close()
-  finally allocator.close()
+  override def close(): Unit =
+    try reader.close()
+    finally allocator.close()
 }
 
 object FermionColumnarReader {

@@ -11,8 +11,14 @@ import io.fermion.core.stats.PageStatistics
   * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no".
   * `column` finds a filter's column in the file: by name by default; a dataset resolves names to
   * field ids first, so a renamed column is never confused with another that took its old name. */
-final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: String => Option[Int]) {
-  def this(reader: FermionFileReader, filter: FilterExpr) = this(reader, filter, reader.schema.indexOf)
+final class StripeFilter(
+    reader: FermionFileReader,
+    filter: FilterExpr,
+    /** The file (among files that share `reader`'s stripes) and column that hold a filter column. */
+    column: String => Option[(FermionFileReader, Int)]
+) {
+  def this(reader: FermionFileReader, filter: FilterExpr) =
+    this(reader, filter, n => reader.schema.indexOf(n).map(reader -> _))
   import FilterExpr._
 
   private val normalized = FilterExpr.normalize(filter)
@@ -50,7 +56,7 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
   private def pagesWhere(column: String, stripe: Int, rows: Int)(test: ColumnStripeStats => Boolean): RowRanges = {
     def whole = if (stats(column, stripe).forall(test)) RowRanges.all(rows) else RowRanges.Empty
     this.column(column) match {
-      case Some(c) if !FermionType.isNested(reader.schema.fields(c).dataType) =>
+      case Some((reader, c)) if !FermionType.isNested(reader.schema.fields(c).dataType) =>
         reader.columnMetadata(c) match {
           case Some(m) =>
             val data = m.streamTypeIndexOf(StreamType.Data)
@@ -101,20 +107,21 @@ final class StripeFilter(reader: FermionFileReader, filter: FilterExpr, column: 
 
   /** Filters read so far (a predicate may test one column several times). */
   private val blooms =
-    scala.collection.mutable.HashMap.empty[(Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
+    scala.collection.mutable.HashMap.empty[(String, Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
 
   /** False only when the stripe's bloom filter proves no value is there (equality and IN). */
   private def bloomAllows(column: String, stripe: Int, values: Seq[FilterValue]): Boolean =
-    this.column(column).forall { c =>
+    this.column(column).forall { case (reader, c) =>
       val t = reader.schema.fields(c).dataType
-      !BloomValues.supports(t) || blooms.getOrElseUpdate((c, stripe), reader.bloomFilter(c, stripe)).forall { b =>
-        values.exists(v => BloomValues.hashOf(t, v).forall(b.mightContain))
+      !BloomValues.supports(t) || blooms.getOrElseUpdate((reader.path, c, stripe), reader.bloomFilter(c, stripe)).forall {
+        b =>
+          values.exists(v => BloomValues.hashOf(t, v).forall(b.mightContain))
       }
     }
 
   /** None when the filter cannot use the column (not in the file, nested, no statistics kind). */
   private def stats(column: String, stripe: Int): Option[ColumnStripeStats] =
-    this.column(column).flatMap { c =>
+    this.column(column).flatMap { case (reader, c) =>
       val field = reader.schema.fields(c)
       if (FermionType.isNested(field.dataType)) None
       else Some(ColumnStripeStats.of(field.dataType, reader.columnMetadata(c), stripe, reader.stripes.rowCount(stripe)))
