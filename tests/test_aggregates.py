@@ -50,3 +50,14 @@ def test_aggregates_with_filters_or_group_by_read_data(spark, agg_table):
     assert "MetadataAggregates" not in plan_of(filtered)
     grouped = t.groupBy("flag").count()
     assert sorted(tuple(r) for r in grouped.collect()) == [(False, 33333), (True, 16667)]
+
+
+@pytest.mark.parametrize("expr", [
+    "count_if(small = 300)", "count_if(small = 5)", "count_if(k > 0)", "count(if(small = 300, 1, null))",
+    "count(1)", "count(null)", "count(small + 1)", "min(small + 1)",
+])
+def test_aggregates_over_expressions_match_parquet(spark, agg_table, tmp_path, expr):
+    parquet = str(tmp_path / "p")
+    spark.read.format("fermion").load(agg_table).write.parquet(parquet)
+    assert spark.read.format("fermion").load(agg_table).selectExpr(expr).collect() == \
+        spark.read.parquet(parquet).selectExpr(expr).collect()

@@ -7,7 +7,7 @@ import io.fermion.core.layout.FileLayout
 import io.fermion.core.write.WriterOptions
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The seed's four error classes, each raised by a real damaged file and naming it. */
+/** The format's four error classes, each raised by a real damaged file and naming it. */
 class DamagedFileSuite extends AnyFunSuite {
   import TestFiles._
 

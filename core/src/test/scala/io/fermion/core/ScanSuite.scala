@@ -54,8 +54,12 @@ class ScanSuite extends AnyFunSuite {
     case (_, o) => o.asInstanceOf[AnyRef]
   }
 
-  private def writeFile(ds: FermionDataset, schema: FermionSchema, ids: Range, layout: Option[IndexedSeq[Int]] = None)
-      : String = {
+  private def writeFile(
+      ds: FermionDataset,
+      schema: FermionSchema,
+      ids: Range,
+      layout: Option[IndexedSeq[Int]] = None
+  ): String = {
     val (rel, path) = ds.newDataFile()
     val w = layout match {
       case Some(l) => FermionFileWriter.createAligned(path, conf, schema, opts, l)
@@ -63,7 +67,9 @@ class ScanSuite extends AnyFunSuite {
     }
     val root = NestedData.root(
       schema.fields.map(ArrowSchemaMapping.toArrowField),
-      ids.map(id => if (schema.fields.head.name == "extra") IndexedSeq(if (id % 7 == 0) null else id * 10L) else row(id.toLong))
+      ids.map(id =>
+        if (schema.fields.head.name == "extra") IndexedSeq(if (id % 7 == 0) null else id * 10L) else row(id.toLong)
+      )
     )
     try w.write(root)
     finally { root.close(); w.close() }
@@ -76,17 +82,34 @@ class ScanSuite extends AnyFunSuite {
     val schema = ArrowSchemaMapping.toFermion(new org.apache.arrow.vector.types.pojo.Schema(arrowFields.asJava))
     def append(ids: Range, readVersion: Long): Manifest = {
       val rel = writeFile(ds, schema, ids)
-      ds.commit(readVersion, Operation.Append(schema, IndexedSeq(Fragment(0, ids.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))))
+      ds.commit(
+        readVersion,
+        Operation.Append(
+          schema,
+          IndexedSeq(Fragment(0, ids.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))
+        )
+      )
     }
     val v1 = append(0 until 3000, 0)
     val v2 = append(3000 until 4000, 1)
     val a = v2.fragments.head
     val gone = new RoaringBitmap()
     (0 until 3000).filter(_ % 5 == 0).foreach(gone.add)
-    val v3 = ds.commit(2, Operation.Delete(IndexedSeq(a.copy(deletion = Some(ds.writeDeletionFile(a.id, 2, gone)))), Set.empty, "id % 5 = 0"))
+    val v3 = ds.commit(
+      2,
+      Operation.Delete(
+        IndexedSeq(a.copy(deletion = Some(ds.writeDeletionFile(a.id, 2, gone)))),
+        Set.empty,
+        "id % 5 = 0"
+      )
+    )
     val v4 = ds.updateSchema().renameColumn("name", "label").commit()
     val v5 = ds.updateSchema().dropColumns("score").commit()
-    val extra = SchemaIds.assignFrom(v5.schema, FermionSchema(IndexedSeq(FermionField("extra", 0, FermionType.Int64, nullable = true))), v5.lastFieldId)
+    val extra = SchemaIds.assignFrom(
+      v5.schema,
+      FermionSchema(IndexedSeq(FermionField("extra", 0, FermionType.Int64, nullable = true))),
+      v5.lastFieldId
+    )
     val files = v5.fragments.map { fr =>
       val ids = if (fr.id == a.id) 0 until 3000 else 3000 until 4000
       val layout = IndexedSeq.fill(ids.size / 1000)(1000)
@@ -131,7 +154,9 @@ class ScanSuite extends AnyFunSuite {
 
   private def snapshot(at: ReadAt = ReadAt.Latest): Snapshot = Snapshot.open(built._1.name, conf, at)
 
-  test("every version reads exactly its rows and columns: appends, a delete, a rename, a drop, column files, a new column") {
+  test(
+    "every version reads exactly its rows and columns: appends, a delete, a rename, a drop, column files, a new column"
+  ) {
     val (_, manifests) = built
     for (v <- 1L to 7L) {
       val s = snapshot(ReadAt.Version(v))
@@ -187,7 +212,8 @@ class ScanSuite extends AnyFunSuite {
     try {
       val ids = tasks.flatMap { t =>
         val r = new ScanTaskReader(scan.plan, t, conf, allocator)
-        try Iterator.continually(r.next()).takeWhile(identity).flatMap(_ => TestFiles.column(r.batch.vector(0))).toIndexedSeq
+        try
+          Iterator.continually(r.next()).takeWhile(identity).flatMap(_ => TestFiles.column(r.batch.vector(0))).toIndexedSeq
         finally r.close()
       }
       assert(ids.sortBy(_.asInstanceOf[java.lang.Long].longValue) == model(7, Seq("id")).map(_(0)))
@@ -221,18 +247,29 @@ class ScanSuite extends AnyFunSuite {
     val b = new Field("b", FieldType.nullable(ArrowType.Utf8.INSTANCE), java.util.List.of())
     file("1.fermion", Seq(a, b), IndexedSeq(IndexedSeq(1L, "x"), IndexedSeq(2L, null)))
     file("2.fermion", Seq(a), IndexedSeq(IndexedSeq(3L)))
-    file("3.fermion", Seq(b, new Field("c", FieldType.nullable(new ArrowType.Int(32, true)), java.util.List.of())),
-      IndexedSeq(IndexedSeq("z", 7)))
+    file(
+      "3.fermion",
+      Seq(b, new Field("c", FieldType.nullable(new ArrowType.Int(32, true)), java.util.List.of())),
+      IndexedSeq(IndexedSeq("z", 7))
+    )
     val first = Snapshot.open(dir.toString, conf)
     assert(first.schema.get.fields.map(_.name) == Seq("a", "b"))
     assert(read(first.scanBuilder().build()) == IndexedSeq(
-      IndexedSeq(1L, "x"), IndexedSeq(2L, null), IndexedSeq(3L, null), IndexedSeq(null, "z")
+      IndexedSeq(1L, "x"),
+      IndexedSeq(2L, null),
+      IndexedSeq(3L, null),
+      IndexedSeq(null, "z")
     ).map(_.map(_.asInstanceOf[AnyRef])))
-    val merged = Snapshot.open(dir.toString, conf, mergeSchema = true)
+    val merged = Snapshot.open(dir.toString, conf, ReadAt.Latest, mergeSchema = true)
     assert(merged.schema.get.fields.map(f => f.name -> f.nullable) == Seq("a" -> true, "b" -> true, "c" -> true))
     assert(read(merged.scanBuilder().build()).last == IndexedSeq(null, "z", Integer.valueOf(7)))
-    file("4.fermion", Seq(new Field("a", FieldType.nullable(ArrowType.Utf8.INSTANCE), java.util.List.of())), IndexedSeq(IndexedSeq("s")))
-    val e = intercept[InvalidFermionDatasetException](Snapshot.open(dir.toString, conf, mergeSchema = true))
+    file(
+      "4.fermion",
+      Seq(new Field("a", FieldType.nullable(ArrowType.Utf8.INSTANCE), java.util.List.of())),
+      IndexedSeq(IndexedSeq("s"))
+    )
+    val e =
+      intercept[InvalidFermionDatasetException](Snapshot.open(dir.toString, conf, ReadAt.Latest, mergeSchema = true))
     assert(e.getMessage.contains("4.fermion") && e.getMessage.contains("`a`"))
     val e2 = intercept[InvalidFermionDatasetException](read(Snapshot.open(dir.toString, conf).scanBuilder().build()))
     assert(e2.getMessage.contains("4.fermion"))

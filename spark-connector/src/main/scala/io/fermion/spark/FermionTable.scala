@@ -66,8 +66,12 @@ final class FermionTable(
 
 object FermionTable {
 
-  /** The table of `snapshot`: its dataset's schema when it has one (it wins over any copy a catalog
-    * keeps), else `fallback` (a table not written yet). */
-  def of(path: String, snapshot: Snapshot, fallback: StructType, acceptAnySchema: Boolean): FermionTable =
-    new FermionTable(path, FermionTableSchema.of(snapshot).getOrElse(fallback), acceptAnySchema, () => snapshot)
+  /** The table of `snapshot`: a dataset's own schema (it wins over any copy a catalog keeps);
+    * for loose files the declared schema when there is one (it may name a subset of the files'
+    * columns, as for Parquet), else the files'; a table not written yet has the declared one. */
+  def of(path: String, snapshot: Snapshot, declared: StructType, acceptAnySchema: Boolean): FermionTable = {
+    val schema =
+      if (snapshot.isDataset || declared.isEmpty) FermionTableSchema.of(snapshot).getOrElse(declared) else declared
+    new FermionTable(path, schema, acceptAnySchema, () => snapshot)
+  }
 }

@@ -246,7 +246,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     if (retainHours < FermionDataset.MinSafeRetentionHours && !allowShortRetention)
       throw new IllegalArgumentException(
         s"retainHours $retainHours is below ${FermionDataset.MinSafeRetentionHours}: files of writes still running " +
-          "could be removed; allow a short retention only when no other writer is active"
+          "could be removed; pass allowShortRetention (Python: allow_short_retention=True) only when no other writer is active"
       )
     cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
   }

@@ -4,7 +4,7 @@ import java.io.IOException
 
 /** Base of every error raised while reading a Fermion file: each names the file and the byte
   * offset where the problem was found, so an operator can locate the damage. The four concrete
-  * classes are the seed's four error classes. */
+  * classes are the format's four error classes (docs/format.md 15.6). */
 sealed abstract class FermionFileException(val path: String, val offset: Long, message: String, cause: Throwable = null)
     extends IOException(s"$message [file=$path, offset=$offset]", cause)
 

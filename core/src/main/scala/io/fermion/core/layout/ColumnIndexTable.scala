@@ -2,7 +2,7 @@ package io.fermion.core.layout
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-/** The CIT (seed: Column Index Tree/Table): numColumns + 1 u64 CMB offsets — the last one is the
+/** The CIT (column index table): numColumns + 1 u64 CMB offsets — the last one is the
   * end of the CMB area, and a column whose offset equals the next one has no CMB because it is
   * entirely null — followed by numColumns u32 CRC32s of the CMBs (0 for absent ones), so that a
   * lazily loaded CMB is verified on its own. */

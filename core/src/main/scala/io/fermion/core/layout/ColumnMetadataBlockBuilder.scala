@@ -3,13 +3,13 @@ package io.fermion.core.layout
 import java.nio.{ByteBuffer, ByteOrder}
 
 /** Serialises one column's recorded chunks into CMB bytes (layout in [[ColumnMetadataBlock]]).
-  * The seed builds the payload with payload-relative offsets and then relocates them by the size
+  * The payload is built with payload-relative offsets and then relocated by the size
   * of everything before it; here the final block-relative offsets are computed up front, which
   * yields the same bytes in one pass. */
 object ColumnMetadataBlockBuilder {
   import ColumnMetadataBlock._
 
-  /** The descriptor type a stream gets from its chunks (seed: the DescType table). */
+  /** The descriptor type a stream gets from its chunks (docs/format.md 6.3). */
   def descTypeOf(streamType: Int, chunks: IndexedSeq[ChunkRecord]): Int = streamType match {
     case StreamType.Validity =>
       if (chunks.forall(c => !c.allNull && c.length == 0)) DescType.UseDefault

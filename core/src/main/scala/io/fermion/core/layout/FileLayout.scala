@@ -22,7 +22,7 @@ object FileLayout {
   }
 }
 
-/** How a stream's per-stripe descriptors are stored (seed: DescType). */
+/** How a stream's per-stripe descriptors are stored (DescType, docs/format.md 6.3). */
 object DescType {
   val Simple: Int = 0
   val Full: Int = 1
@@ -34,7 +34,7 @@ object DescType {
   }
 }
 
-/** The kind of a stream (seed: StreamType). */
+/** The kind of a stream (StreamType, docs/format.md 4.2). */
 object StreamType {
   val Validity: Int = 0
   val Offsets: Int = 1

@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 /** Where each stripe's data starts, how long it is and how many rows it holds: 24 bytes per stripe
   * (u64 dataOffset, u64 dataLength, u32 rowCount, u32 reserved). It sits next to the schema so that
   * a planner can split a file by stripes without touching any CMB (docs/format.md, "Stripe
-  * directory"; the seed keeps row counts only in every CMB). */
+  * directory"). */
 final class StripeDirectory private (buf: ByteBuffer, val numStripes: Int) {
   import StripeDirectory.EntrySize
   def dataOffset(i: Int): Long = buf.getLong(i * EntrySize)

@@ -14,8 +14,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /** Reads one Fermion file. Opening costs one tail read when footer, schema, stripe directory and
-  * CIT fit in `tailPrefetchBytes`; CMBs are then loaded only for the columns asked for (seed:
-  * "按需加载"), and a stripe's chunks of those columns are fetched with coalesced reads and
+  * CIT fit in `tailPrefetchBytes`; CMBs are then loaded only for the columns asked for, and a stripe's chunks of those columns are fetched with coalesced reads and
   * decoded straight into Arrow vectors. */
 final class FermionFileReader private (
     val input: InputFile,

@@ -3,7 +3,7 @@ package io.fermion.core.read
 import java.util.concurrent.{CountDownLatch, Executors, ThreadFactory}
 import java.util.concurrent.atomic.{AtomicInteger, AtomicReference}
 
-/** Decodes the columns of one stripe on several threads (seed: "Page 并行解压解码"). The calling
+/** Decodes the columns of one stripe on several threads. The calling
   * thread always works too, and helpers only take columns nobody has started: when the shared pool
   * is busy (every core already runs a task), the caller decodes everything itself and waits for no
   * one. So parallelism costs nothing when the cluster is saturated and cuts latency when a query

@@ -22,7 +22,7 @@ final class ProjectedNode private (
 
   /** The same projection of a list or map without its elements: only VALIDITY and OFFSETS are
     * read, and the decoded vector's element vector stays empty. What `size(col)` and null checks
-    * need, and nothing else (seed: the offsets carry the lists' lengths). */
+    * need, and nothing else (the offsets carry the lists' lengths). */
   def withoutElements: ProjectedNode = {
     require(
       field.dataType == FermionType.List || field.dataType == FermionType.Map,

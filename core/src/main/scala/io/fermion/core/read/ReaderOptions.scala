@@ -1,15 +1,15 @@
 package io.fermion.core.read
 
-/** Knobs of the file reader (docs/format.md, "Reading"). */
+/** Knobs of the file reader (docs/implementation.md 3.10). */
 final case class ReaderOptions(
     /** Bytes read from the end of the file on open; when footer, schema, stripe directory and CIT
-      * fit (and often small files' CMBs too) opening costs one read (seed: "Footer 激进预读"). */
+      * fit (and often small files' CMBs too) opening costs one read. */
     tailPrefetchBytes: Int = -1,
     /** When the whole CMB area is at most this large, it is read at once instead of column by
-      * column (seed: EAGER_LOAD_THRESHOLD). Lazy loading keeps metadata I/O proportional to the
-      * columns read, so the default is lower than the seed's 8 MB. */
+      * column. Lazy loading keeps metadata I/O proportional to the
+      * columns read, so the default is a low 1 MiB. */
     cmbEagerLoadThreshold: Long = 1L << 20,
-    /** Ranges closer than this are fetched in one read (seed: IO coalescing, "< 1MB"); negative:
+    /** Ranges closer than this are fetched in one read; negative:
       * the file system's own choice (16 KiB on a local disk, 1 MiB on HDFS and object stores). */
     coalesceGapBytes: Long = -1L,
     /** Upper bound of one coalesced read. */

@@ -16,4 +16,10 @@ object ReadAt {
 
   /** The version a tag names. */
   final case class Tag(name: String) extends ReadAt
+
+  // For Java callers.
+  def latest(): ReadAt = Latest
+  def version(v: Long): ReadAt = Version(v)
+  def timestamp(millis: Long): ReadAt = Timestamp(millis)
+  def tag(name: String): ReadAt = Tag(name)
 }

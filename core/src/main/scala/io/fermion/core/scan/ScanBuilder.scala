@@ -30,6 +30,7 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
 
   /** Columns by path: `name` for a whole column, `a.b.c` for a nested struct field (only the
     * streams on that path are read); several paths into one column are merged. */
+  @scala.annotation.varargs
   def select(paths: String*): ScanBuilder = {
     requests = Some(ColumnPaths.requests(snapshot, paths))
     this
@@ -93,6 +94,8 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
               }
             // The stored names and child order: what the decoded vectors carry.
             PlannedColumn.Stored(stored.name, if (snapshot.isDataset) stored.fieldId else -1, node.field)
+          // Loose files are matched by name file by file: another file may hold the column.
+          case None if !snapshot.isDataset => PlannedColumn.Stored(req.name, -1, req.copy(nullable = true))
           case None => PlannedColumn.Absent(req.name, req.copy(nullable = true))
         }
     }

@@ -77,7 +77,10 @@ object Snapshot {
     * For loose files, `mergeSchema` unites the columns of every file (a column a file lacks reads
     * null there; one name with two types is an error); otherwise the first file's columns are the
     * schema. */
-  def open(path: String, conf: Configuration, at: ReadAt = ReadAt.Latest, mergeSchema: Boolean = false): Snapshot = {
+  def open(path: String, conf: Configuration): Snapshot = open(path, conf, ReadAt.Latest, mergeSchema = false)
+  def open(path: String, conf: Configuration, at: ReadAt): Snapshot = open(path, conf, at, mergeSchema = false)
+
+  def open(path: String, conf: Configuration, at: ReadAt, mergeSchema: Boolean): Snapshot = {
     val dataset = new FermionDataset(new Path(path), conf)
     val manifest = at match {
       case ReadAt.Latest => dataset.latest()
@@ -140,7 +143,8 @@ object Snapshot {
     }
     val schema =
       if (files.isEmpty) None
-      else if (!mergeSchema) Some(schemaOf(files.head))
+      // Other files may lack a column of the first one: every column may read null.
+      else if (!mergeSchema) Some(FermionSchema(schemaOf(files.head).fields.map(_.copy(nullable = true))))
       else Some(merge(path, files.map(f => f.path -> schemaOf(f))))
     Snapshot(path, schema, None, files)
   }

@@ -21,7 +21,7 @@ final case class FermionField(
     case _ => IndexedSeq(StreamType.Validity, StreamType.Data)
   }
 
-  /** The stream types of this column, depth first (seed: "深度优先遍历"): each node's own streams,
+  /** The stream types of this column, depth first: each node's own streams,
     * then its children's in order. A map's children are its key and value. */
   def streamTypes: IndexedSeq[Int] = ownStreamTypes ++ children.flatMap(_.streamTypes)
 

@@ -7,7 +7,7 @@ final case class ByteRange(offset: Long, length: Long) {
   def end: Long = offset + length
 }
 
-/** Merges ranges that lie closer than `maxGap` into one read (seed: "IO 合并"), so that adjacent
+/** Merges ranges that lie closer than `maxGap` into one read, so that adjacent
   * streams, columns and stripes cost one request instead of many. The gap bytes are read and
   * discarded: on HDFS and object stores a request costs far more than a few hundred KiB. */
 object RangeCoalescer {

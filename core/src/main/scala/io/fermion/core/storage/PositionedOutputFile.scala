@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /** An append-only output that knows its position: the writer records each page's offset before
-  * writing it. Writes are buffered (seed: "缓冲写", don't issue a file-system write per page). */
+  * writing it. Writes are buffered: no file-system write per page. */
 final class PositionedOutputFile private (val path: String, out: OutputStream, sync: () => Unit) extends Closeable {
   private var pos = 0L
   def position: Long = pos

@@ -13,7 +13,7 @@ import org.apache.arrow.vector.{FieldVector, VectorSchemaRoot}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
-/** Writes one Fermion file, data first and metadata last (seed: "Data First, Meta Last"): rows are
+/** Writes one Fermion file, data first and metadata last: rows are
   * buffered per column until the stripe is full, then every column's streams are cut into pages
   * and appended; at close the CMBs, schema, stripe directory, CIT and footer follow. Memory is
   * bounded by one stripe buffer plus the per-chunk records kept for the CMBs. */

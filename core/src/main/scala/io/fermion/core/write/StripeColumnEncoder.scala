@@ -8,7 +8,7 @@ import io.fermion.core.storage.PositionedOutputFile
 import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
 
 /** Writes one column's buffered stripe as its stream chunks, in stream order (depth first over the
-  * column's nodes) and back to back (seed: all streams of a logical column are adjacent), cutting each chunk into pages of about
+  * column's nodes) and back to back (all streams of a column are adjacent), cutting each chunk into pages of about
   * `pageSize` raw bytes. Page boundaries fall on multiples of 8 rows for bitmaps, so a reader
   * copies whole bytes. Returns one [[ChunkRecord]] per stream. */
 final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {

@@ -4,12 +4,12 @@ import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.EncodingSet
 
 /** Knobs of the file writer. Defaults are sized for one Spark task: a stripe buffers at most
-  * 64 MiB or 65,536 rows (the seed's 512 MB suits a dedicated HDFS writer, not a task among many
+  * 64 MiB or 65,536 rows (a stripe of 512 MB would suit a dedicated HDFS writer, not a task among many
   * in one executor). `compression`, `compressionLevel`, `encodings` and `pageSize` are table-wide
   * defaults; `columns` overrides them per column path (see [[forColumn]]). */
 final case class WriterOptions(
     pageSize: Int = WriterOptions.DefaultPageSize,
-    /** At most this many slots per DATA page: the granularity of page skipping (docs/format.md 5.5). */
+    /** At most this many slots per DATA page: the granularity of page skipping (docs/implementation.md 2.4). */
     pageRows: Int = WriterOptions.DefaultPageRows,
     stripeMaxRows: Int = 65536,
     stripeMaxBytes: Long = 64L << 20,
