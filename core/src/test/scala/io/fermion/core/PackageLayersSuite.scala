@@ -10,7 +10,9 @@ import org.scalatest.funsuite.AnyFunSuite
   * depends on it. Dependencies are read from the sources (imports and fully qualified names). */
 class PackageLayersSuite extends AnyFunSuite {
   private val root: Path =
-    Seq(Paths.get("src/main/scala/io/fermion/core"), Paths.get("core/src/main/scala/io/fermion/core")).find(Files.isDirectory(_))
+    Seq(Paths.get("src/main/scala/io/fermion/core"), Paths.get("core/src/main/scala/io/fermion/core")).find(
+      Files.isDirectory(_)
+    )
       .getOrElse(fail("core sources not found"))
 
   private val reference = """io\.fermion\.core\.([a-z]+(?:\.[a-z]+)*)""".r
@@ -35,7 +37,10 @@ class PackageLayersSuite extends AnyFunSuite {
     def reaches(from: String, to: String, seen: Set[String] = Set.empty): Boolean =
       graph.getOrElse(from, Set.empty).exists(n => n == to || (!seen(n) && reaches(n, to, seen + n)))
     val cycles = graph.keys.toSeq.sorted.filter(p => reaches(p, p))
-    assert(cycles.isEmpty, s"packages on a cycle: ${cycles.map(p => s"$p -> ${graph(p).toSeq.sorted.mkString(", ")}").mkString("; ")}")
+    assert(
+      cycles.isEmpty,
+      s"packages on a cycle: ${cycles.map(p => s"$p -> ${graph(p).toSeq.sorted.mkString(", ")}").mkString("; ")}"
+    )
   }
 
   test("the format's low layers depend on nothing above them") {

@@ -25,7 +25,8 @@ object Filters {
     case s: String => FilterValue.Bytes(s.getBytes(StandardCharsets.UTF_8))
     case b: Array[Byte] => FilterValue.Bytes(b)
     case d: java.time.LocalDate => FilterValue.Integral(d.toEpochDay)
-    case i: java.time.Instant => FilterValue.Integral(Math.addExact(Math.multiplyExact(i.getEpochSecond, 1000000L), i.getNano / 1000L))
+    case i: java.time.Instant =>
+      FilterValue.Integral(Math.addExact(Math.multiplyExact(i.getEpochSecond, 1000000L), i.getNano / 1000L))
     case t: java.time.LocalDateTime => value(t.toInstant(java.time.ZoneOffset.UTC))
     case d: java.math.BigDecimal => FilterValue.Integral(d.unscaledValue.longValueExact)
     case other => throw new IllegalArgumentException(s"no filter value for ${other.getClass.getName} $other")
