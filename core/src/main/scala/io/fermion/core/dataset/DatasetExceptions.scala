@@ -30,3 +30,7 @@ final class InvalidFermionDatasetException(dataset: String, file: String, messag
 /** A path that holds no Fermion dataset (nor loose Fermion files) where one is needed. */
 final class FermionDatasetNotFoundException(dataset: String, why: String)
     extends FermionDatasetException(dataset, why)
+
+/** A row asked for by address, row id or position that the version does not hold (deleted, past
+  * the end, or in a fragment the version does not have). */
+final class FermionRowNotFoundException(dataset: String, what: String) extends FermionDatasetException(dataset, what)

@@ -160,6 +160,13 @@ object OptionRegistry {
     "`true`",
     "skip stripes and pages whose statistics rule out the query's predicates, answer aggregates from metadata"
   )(bool)
+  val TakeWholePages: OptionSpec[Boolean] = spec(
+    "takeWholePages",
+    Read,
+    "`false`",
+    "random access (take, `_rowid`/`_rowaddr` lookups) reads whole pages, so that their CRC32 is checked, instead of " +
+      "only the requested values of pages stored PLAIN and uncompressed"
+  )(bool)
   val MergeSchema: OptionSpec[Boolean] = spec(
     "mergeSchema",
     Read,
@@ -203,6 +210,7 @@ object OptionRegistry {
     VerifyChecksums,
     DecodeThreads,
     FilterPushdown,
+    TakeWholePages,
     MergeSchema,
     VersionAsOf,
     TimestampAsOf,

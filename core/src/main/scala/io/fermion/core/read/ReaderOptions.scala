@@ -19,7 +19,10 @@ final case class ReaderOptions(
       * the task's thread only. */
     decodeThreads: Int = math.min(4, Runtime.getRuntime.availableProcessors()),
     /** Skip stripes whose statistics prove a pushed filter false. Off only to compare results. */
-    filterPushdown: Boolean = true
+    filterPushdown: Boolean = true,
+    /** Random access reads whole pages (their CRC32 checked) instead of only the requested values
+      * of PLAIN pages stored uncompressed. */
+    takeWholePages: Boolean = false
 )
 
 object ReaderOptions {
@@ -36,7 +39,8 @@ object ReaderOptions {
       maxCoalescedBytes = MaxCoalescedBytes.in(options).getOrElse(d.maxCoalescedBytes),
       verifyChecksums = VerifyChecksums.in(options).getOrElse(d.verifyChecksums),
       decodeThreads = DecodeThreads.in(options).getOrElse(d.decodeThreads),
-      filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown)
+      filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown),
+      takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages)
     )
   }
 }

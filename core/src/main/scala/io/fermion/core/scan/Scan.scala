@@ -23,6 +23,23 @@ final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val 
   def fileTasks: IndexedSeq[ScanTask] =
     snapshot.files.map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))
 
+  /** Rows by `_rowaddr` (fragment id << 32 | row in the fragment), in request order (duplicates
+    * allowed), read with bounded I/O: per file, one round of reads for the columns' structure
+    * streams and one for the DATA pages (or values) of the requested rows. The scan's filter and
+    * limit do not apply. A deleted or missing row is a [[io.fermion.core.dataset.FermionRowNotFoundException]]. */
+  def takeAddresses(addresses: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    Take.run(this, addresses.map(a => ColumnRequest.fragmentOf(a) -> ColumnRequest.rowOf(a).toLong), conf, allocator)
+
+  /** Rows by stable row id (`_rowid`, datasets created with stable row ids), in request order. Ids
+    * are found through the fragments' id ranges in the manifest, without reading data. */
+  def takeRowIds(ids: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    Take.run(this, Take.locateRowIds(this, ids), conf, allocator)
+
+  /** Rows by 0-based position in the snapshot's row order (fragments in order, deleted rows not
+    * counted), in request order. For a snapshot of one file, positions are the file's row offsets. */
+  def takePositions(positions: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    Take.run(this, Take.locatePositions(this, positions, conf), conf, allocator)
+
   /** Every row of the scan, task after task, in the snapshot's file order; exactly `limit` rows
     * when a limit was set. Close the iterator (it closes the current batch and files). */
   def batches(conf: Configuration, allocator: BufferAllocator): ScanIterator =

@@ -6,13 +6,16 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{FieldVector, IntVector}
 
 /** The rows of one stripe that a scan returns: one [[ScanColumn]] per requested column, in the
-  * order asked for, and the file they come from. The batch owns its vectors: [[close]] frees them
+  * order asked for. The batch owns its vectors: [[close]] frees them
   * (a [[ScanTaskReader]] closes each batch when it moves to the next). */
 final class ScanBatch private[scan] (
     val numRows: Int,
     val columns: IndexedSeq[ScanColumn],
-    val file: SnapshotFile,
-    allocator: BufferAllocator
+    /** The file the rows come from (None for rows fetched from several files by a take). */
+    val file: Option[SnapshotFile],
+    allocator: BufferAllocator,
+    /** What producing this batch read, for a take (a scan reports through its reader). */
+    val metrics: ScanMetrics = ScanMetrics()
 ) extends AutoCloseable {
   private val materialized = new Array[FieldVector](columns.size)
 

@@ -20,7 +20,9 @@ final case class SnapshotFile(
     deletion: Option[DeletionFile] = None,
     rowIdStart: Option[Long] = None,
     columnFiles: IndexedSeq[String] = IndexedSeq.empty,
-    modificationTime: Long = 0L
+    modificationTime: Long = 0L,
+    /** Rows stored in the fragment, deleted ones included (-1: not known without opening the file). */
+    physicalRows: Long = -1L
 )
 
 /** What a read sees: a dataset version (its schema and files from the manifest; columns are found
@@ -124,7 +126,8 @@ object Snapshot {
           f.deletion,
           f.rowIdStart,
           f.files.drop(1).map(c => dataset.resolvePath(c.path).toString),
-          status.getModificationTime
+          status.getModificationTime,
+          f.physicalRows
         )
       }
     }

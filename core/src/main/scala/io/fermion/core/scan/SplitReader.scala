@@ -24,42 +24,22 @@ import org.roaringbitmap.RoaringBitmap
 final private[scan] class SplitReader private (
     split: FileSplit,
     plan: ReadPlan,
-    reader: FermionFileReader,
-    columnReaders: IndexedSeq[FermionFileReader],
-    deleted: Option[RoaringBitmap],
+    files: FragmentFiles,
     allocator: BufferAllocator,
     /** Rows the task may still return (a pushed LIMIT): no stripe is fetched ahead past it. */
     rowBudget: () => Long
 ) extends AutoCloseable {
   private val file = split.file
-
-  /** Row offset of each stripe's first row within the file (= within the fragment). */
-  private val stripeFirstRow: Array[Long] =
-    (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
+  private val reader = files.reader
+  private val sources = files.sources
+  private val deleted = files.deleted
+  private val stripeFirstRow = files.stripeFirstRow
+  private val present = files.present
   private val ownStripes = (0 until reader.numStripes).filter { s =>
     val off = reader.stripes.dataOffset(s)
     off >= split.start && off < split.start + split.length
   }
-
-  /** The fragment's files: the leading one, then files that added columns (same stripes). */
-  private val sources: IndexedSeq[FermionFileReader] = reader +: columnReaders
-  columnReaders.foreach { r =>
-    val same = r.numStripes == reader.numStripes &&
-      (0 until r.numStripes).forall(s => r.stripes.rowCount(s) == reader.stripes.rowCount(s))
-    if (!same) throw new InvalidFermionDatasetException(
-      plan.root,
-      r.path,
-      s"column file of fragment ${file.fragmentId} does not share the stripes of ${file.path}"
-    )
-  }
-
-  /** The file (index into [[sources]]) and column holding a filter column, by field id or name. */
-  private def filterColumn(name: String): Option[(Int, Int)] =
-    if (plan.byFieldId)
-      plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap { id =>
-        sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == id)).find(_._2 >= 0)
-      }
-    else reader.schema.indexOf(name).map(0 -> _)
+  private def filterColumn(name: String): Option[(Int, Int)] = files.filterColumn(name)
 
   private val stripeFilter =
     plan.filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
@@ -69,31 +49,6 @@ final private[scan] class SplitReader private (
     case Some(sf) => ownStripes.filter(sf.mightMatch)
     case None => ownStripes
   }
-
-  /** Where each stored column of the plan is: (output index, source file, column index, projection). */
-  private val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {
-    case (c: PlannedColumn.Stored, out) =>
-      locate(c).map { case (src, i) =>
-        val stored = sources(src).schema.fields(i)
-        try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name)))
-        catch {
-          case e: UnsupportedColumnTypeException =>
-            throw new InvalidFermionDatasetException(
-              plan.root,
-              sources(src).path,
-              s"column `${c.name}` does not match the table's type ${c.request.dataType}: ${e.getMessage}",
-              e
-            )
-        }
-      }
-    case _ => None
-  }
-
-  private def locate(c: PlannedColumn.Stored): Option[(Int, Int)] =
-    if (plan.byFieldId)
-      sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == c.fieldId))
-        .find(_._2 >= 0)
-    else reader.schema.indexOf(c.name).map(0 -> _)
 
   /** The filter's flat columns: (name in the filter, source file, column index). */
   private val filterColumns: IndexedSeq[(String, Int, Int)] =
@@ -284,7 +239,7 @@ final private[scan] class SplitReader private (
           }
       }
     }
-    current = new ScanBatch(outRows, columns, file, allocator)
+    current = new ScanBatch(outRows, columns, Some(file), allocator)
     true
   }
 
@@ -318,9 +273,7 @@ final private[scan] class SplitReader private (
 
   override def close(): Unit =
     try { releaseCurrent(); prefetched.foreach(_.reused.values.foreach(_.close())); prefetched = None }
-    finally
-      try reader.close()
-      finally columnReaders.foreach(_.close())
+    finally files.close()
 }
 
 private[scan] object SplitReader {
@@ -333,12 +286,8 @@ private[scan] object SplitReader {
       allocator: BufferAllocator,
       rowBudget: () => Long
   ): SplitReader = {
-    val deleted = split.file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
-    val reader = FermionFileReader.open(new Path(split.file.path), conf, plan.options)
-    val columnReaders = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
-    try {
-      split.file.columnFiles.foreach(f => columnReaders += FermionFileReader.open(new Path(f), conf, plan.options))
-      new SplitReader(split, plan, reader, columnReaders.toIndexedSeq, deleted, allocator, rowBudget)
-    } catch { case t: Throwable => reader.close(); columnReaders.foreach(_.close()); throw t }
+    val files = FragmentFiles.open(split.file, plan, conf)
+    try new SplitReader(split, plan, files, allocator, rowBudget)
+    catch { case t: Throwable => files.close(); throw t }
   }
 }

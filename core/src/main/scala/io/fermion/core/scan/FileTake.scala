@@ -1,0 +1,414 @@
+package io.fermion.core.scan
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+import io.fermion.core.encoding.PageValues
+import io.fermion.core.errors.InvalidFermionFileException
+import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, PageHeader, StreamType}
+import io.fermion.core.read.{ColumnDecoder, FermionFileReader, PageDecoder, ProjectedNode}
+import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
+import io.fermion.core.stats.PageStatistics
+import io.fermion.core.storage.{ByteRange, RangeCoalescer}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector._
+import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
+
+/** Reads given rows of one file without decoding whole stripes: the random-access path.
+  *
+  * For each stripe that holds requested rows, two rounds of reads are issued (each one vectored
+  * request with nearby ranges merged): first every VALIDITY and OFFSETS chunk of the requested
+  * columns' nodes (what maps rows to the slots of nested nodes and to byte positions), then only
+  * the DATA pages that hold requested slots, found by the page row counts of the CMB. Of a PLAIN
+  * page stored uncompressed only the requested values' bytes are read (their CRC32 cannot be
+  * checked without the whole page; every page read whole is checked as usual). Values are decoded
+  * into Arrow vectors of just the requested rows, in row order. */
+final private[scan] class FileTake(
+    reader: FermionFileReader,
+    verifyChecksums: Boolean,
+    /** Read whole pages even where only some values of a PLAIN page are needed (checks their CRC32). */
+    wholePages: Boolean,
+    coalesceGap: Long
+) {
+  private val path = reader.path
+  private val pages = new PageDecoder(path, verifyChecksums)
+  private var read = 0L
+
+  /** Bytes fetched by this object. */
+  def bytesRead: Long = read
+
+  /** For each `(stripe, rows)` (rows sorted, distinct, within the stripe), the values of
+    * `columns` (file column, projection) in those rows. All stripes share the two rounds of reads. */
+  def take(stripes: IndexedSeq[(Int, Array[Int])], columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator)
+      : IndexedSeq[IndexedSeq[FieldVector]] = {
+    reader.loadColumnMetadata(columns.map(_._1))
+    val plans = stripes.map { case (stripe, rows) =>
+      val stripeRows = reader.stripes.rowCount(stripe)
+      rows.foreach(r => require(r >= 0 && r < stripeRows, s"row $r is outside stripe $stripe ($stripeRows rows)"))
+      columns.map { case (c, node) => new ColumnTake(reader.columnMetadata(c), node, stripe, stripeRows, rows) }
+    }
+    // Round 1: VALIDITY and OFFSETS chunks of every node.
+    val first = fetch(plans.flatten.flatMap(_.structureRanges))
+    plans.flatten.foreach(_.readStructure(first))
+    // Round 2: DATA pages (or the requested values of PLAIN uncompressed pages).
+    val second = fetch(plans.flatten.flatMap(_.dataRanges))
+    val out = plans.map(ps => new Array[FieldVector](ps.size))
+    try {
+      plans.indices.foreach(k => plans(k).indices.foreach(i => out(k)(i) = plans(k)(i).build(second, allocator)))
+      out.map(_.toIndexedSeq)
+    } catch { case t: Throwable => out.foreach(_.foreach(v => if (v != null) v.close())); throw t }
+  }
+
+  private final class Fetched(parts: IndexedSeq[(ByteRange, ByteBuffer)]) {
+    def apply(offset: Long, length: Long): ByteBuffer = {
+      val (range, buf) = parts.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
+        .getOrElse(throw new IllegalStateException(s"bytes at $offset were not fetched"))
+      val b = buf.duplicate()
+      b.position(buf.position() + (offset - range.offset).toInt)
+      b.limit(b.position() + length.toInt)
+      b.slice().order(ByteOrder.LITTLE_ENDIAN)
+    }
+  }
+
+  private def fetch(ranges: Seq[ByteRange]): Fetched = {
+    val merged = RangeCoalescer.coalesce(ranges, coalesceGap, 64L << 20).map(_.range)
+    val futures = reader.input.readRanges(merged)
+    val buffers = merged.zip(futures).map { case (r, f) =>
+      val b =
+        try f.join()
+        catch {
+          case e: java.util.concurrent.CompletionException if e.getCause != null =>
+            e.getCause match {
+              case u: java.io.UncheckedIOException => throw u.getCause
+              case other => throw other
+            }
+        }
+      read += r.length
+      r -> b
+    }
+    new Fetched(buffers)
+  }
+
+  /** One node of a column's projection in one stripe: its slots there, the requested ones, and
+    * what was read for them. */
+  private final class NodeTake(val node: ProjectedNode, m: ColumnMetadataBlock, stripe: Int) {
+    val field = node.field
+    var slots = 0
+    /** Requested slots, sorted and distinct. */
+    var wanted: Array[Int] = Array.emptyIntArray
+    /** Validity of every slot (null: all valid; an empty array: all null). */
+    var validity: Array[Byte] = _
+    var allNull = false
+    /** Prefix sums of slot lengths (lists, maps, strings), slots + 1 entries. */
+    var offsets: Array[Int] = _
+    val children: IndexedSeq[NodeTake] = node.children.map(c => new NodeTake(c, m, stripe))
+
+    private def stream(own: Int) = node.streamOf(own)
+    def hasOffsets: Boolean = field.ownStreamTypes.contains(StreamType.Offsets)
+    def dataStream: Option[Int] = field.ownStreamTypes.indexOf(StreamType.Data) match {
+      case -1 => None
+      case i => Some(stream(i))
+    }
+
+    def structureRanges: Seq[ByteRange] = {
+      val v = validityChunk.toSeq
+      val o = if (hasOffsets) offsetsChunk.toSeq else Nil
+      v ++ o ++ children.flatMap(_.structureRanges)
+    }
+
+    private def validityChunk: Option[ByteRange] = {
+      val s = stream(0)
+      if (m.descType(s) != DescType.Simple) None
+      else {
+        val len = m.simpleLength(s, stripe)
+        if (len == 0 || len == FileLayout.AllNullChunkLength) None else Some(ByteRange(m.simpleOffset(s, stripe), len))
+      }
+    }
+
+    private def offsetsChunk: Option[ByteRange] = {
+      val s = stream(1)
+      val len = m.chunkLength(s, stripe)
+      if (len == 0) None else Some(ByteRange(m.chunkOffset(s, stripe), len))
+    }
+
+    /** Decodes validity and offsets, then derives the children's slots. */
+    def readStructure(fetched: Fetched, slotCount: Int): Unit = {
+      slots = slotCount
+      val s = stream(0)
+      m.descType(s) match {
+        case DescType.UseDefault => validity = null
+        case DescType.ForceNull => allNull = true
+        case _ =>
+          val len = m.simpleLength(s, stripe)
+          if (len == 0) validity = null
+          else if (len == FileLayout.AllNullChunkLength) allNull = true
+          else {
+            val bitmap = new Array[Byte]((slots + 7) >>> 3)
+            var row = 0
+            val off = m.simpleOffset(s, stripe)
+            pages.foreachPage(fetched(off, len), off, PageValues.Bitmap, slots) { p =>
+              if ((row & 7) != 0 || p.len != (p.valueCount + 7) >>> 3)
+                throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${field.name}` do not match its slots")
+              System.arraycopy(p.bytes, p.off, bitmap, row >>> 3, p.len)
+              row += p.valueCount
+            }
+            if (row != slots)
+              throw new InvalidFermionFileException(path, off, s"VALIDITY chunk of `${field.name}` covers $row of $slots slots")
+            validity = bitmap
+          }
+      }
+      if (hasOffsets) {
+        offsets = new Array[Int](slots + 1)
+        offsetsChunk.foreach { r =>
+          var row = 0
+          pages.foreachPage(fetched(r.offset, r.length), r.offset, PageValues.Fixed(4), slots) { p =>
+            if (p.len != p.valueCount * 4)
+              throw new InvalidFermionFileException(path, r.offset, s"OFFSETS page of `${field.name}` has ${p.len} bytes")
+            val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN)
+            var k = 0
+            var acc = offsets(row).toLong
+            while (k < p.valueCount) {
+              val n = lens.getInt(k * 4)
+              acc += n
+              if (n < 0 || acc > Int.MaxValue)
+                throw new InvalidFermionFileException(path, r.offset, s"lengths of `${field.name}` exceed 2^31 in one stripe")
+              offsets(row + k + 1) = acc.toInt
+              k += 1
+            }
+            row += p.valueCount
+          }
+          if (row != slots)
+            throw new InvalidFermionFileException(path, r.offset, s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots")
+        }
+      }
+      // Children: a struct's have the node's slots; a list's or map's the elements of its slots.
+      field.dataType match {
+        case FermionType.Struct => children.foreach { c => c.wanted = wanted; c.readStructure(fetched, slots) }
+        case FermionType.List | FermionType.Map =>
+          val elems = Array.newBuilder[Int]
+          wanted.foreach { s => var e = offsets(s); while (e < offsets(s + 1)) { elems += e; e += 1 } }
+          val w = elems.result()
+          children.foreach { c => c.wanted = w; c.readStructure(fetched, offsets(slots)) }
+        case _ =>
+      }
+    }
+
+    def isValid(slot: Int): Boolean =
+      !allNull && (validity == null || ((validity(slot >>> 3) >> (slot & 7)) & 1) != 0)
+
+    /** Ranges of the DATA bytes the wanted slots need: whole pages, or for a PLAIN uncompressed
+      * page only its header and the wanted values. */
+    lazy val dataPlan: IndexedSeq[DataRead] = dataStream match {
+      case Some(s) if wanted.nonEmpty && !allNull && m.descType(s) == DescType.Full && m.fullLength(s, stripe) > 0 =>
+        val n = m.fullNumPages(s, stripe)
+        val width = FermionType.fixedWidth(field.dataType)
+        val starts = new Array[Int](n + 1)
+        val offs = new Array[Long](n + 1)
+        offs(0) = m.fullOffset(s, stripe)
+        if (n <= 1) { starts(1) = slots; offs(1) = offs(0) + m.fullLength(s, stripe) }
+        else {
+          val pool = m.fullPageMetaOffset(s, stripe)
+          var p = 0
+          while (p < n) {
+            val rc = m.pageRowCount(pool, p)
+            if (rc < 0) throw new InvalidFermionFileException(path, offs(0), s"page of `${field.name}` has $rc rows")
+            starts(p + 1) = starts(p) + rc
+            offs(p + 1) = offs(p) + (m.pageSize(pool, p) & 0xffffffffL)
+            p += 1
+          }
+        }
+        if (starts(n) != slots || offs(n) != m.fullOffset(s, stripe) + m.fullLength(s, stripe))
+          throw new InvalidFermionFileException(path, offs(0), s"pages of `${field.name}` do not add up to its chunk")
+        // Wanted slots grouped by page.
+        val out = IndexedSeq.newBuilder[DataRead]
+        var i = 0
+        var p = 0
+        while (i < wanted.length) {
+          while (wanted(i) >= starts(p + 1)) p += 1
+          var j = i
+          while (j < wanted.length && wanted(j) < starts(p + 1)) j += 1
+          val inPage = java.util.Arrays.copyOfRange(wanted, i, j)
+          val pageBytes = offs(p + 1) - offs(p)
+          val rowsInPage = starts(p + 1) - starts(p)
+          // A page stored exactly as PLAIN values (checked against its header when read).
+          val plainBytes: Long =
+            if (field.dataType == FermionType.Bool) -1L
+            else if (width > 0) rowsInPage.toLong * (if (width == 16) 16 else width)
+            else offsets(starts(p + 1)).toLong - offsets(starts(p))
+          val partial = !wholePages && plainBytes >= 0 && pageBytes == PageHeader.Size + plainBytes &&
+            inPage.length.toLong * 8 < rowsInPage
+          out += DataRead(p, starts(p), offs(p), pageBytes, inPage, partial, width)
+          i = j
+        }
+        out.result()
+      case _ => IndexedSeq.empty
+    }
+
+    def dataRanges: Seq[ByteRange] =
+      dataPlan.flatMap { d =>
+        if (!d.partial) Seq(ByteRange(d.offset, d.length))
+        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.map { slot =>
+          val (from, until) = valueBytes(d, slot)
+          ByteRange(d.offset + PageHeader.Size + from, until - from)
+        }
+      } ++ children.flatMap(_.dataRanges)
+
+    /** Byte range of `slot`'s value within a PLAIN page's payload. */
+    def valueBytes(d: DataRead, slot: Int): (Long, Long) =
+      if (d.width > 0) ((slot - d.firstSlot).toLong * d.width, (slot - d.firstSlot + 1).toLong * d.width)
+      else (offsets(slot).toLong - offsets(d.firstSlot), offsets(slot + 1).toLong - offsets(d.firstSlot))
+  }
+
+  private final class ColumnTake(cmb: Option[ColumnMetadataBlock], node: ProjectedNode, stripe: Int, rows: Int,
+                                 wanted: Array[Int]) {
+    private val root = cmb.map(m => new NodeTake(node, m, stripe))
+    root.foreach(_.wanted = wanted)
+
+    def structureRanges: Seq[ByteRange] = root.toSeq.flatMap(_.structureRanges)
+    def readStructure(f: Fetched): Unit = root.foreach(_.readStructure(f, rows))
+    def dataRanges: Seq[ByteRange] = root.toSeq.flatMap(_.dataRanges)
+
+    def build(f: Fetched, allocator: BufferAllocator): FieldVector = root match {
+      case None => ColumnDecoder.nullVector(node.field, wanted.length, allocator) // no CMB: null everywhere
+      case Some(n) =>
+        val v = ArrowSchemaMapping.toArrowField(node.field).createVector(allocator)
+        try { fill(n, v, f); v }
+        catch { case t: Throwable => v.close(); throw t }
+    }
+
+    /** Fills `v` with the values of `n`'s wanted slots, in order. */
+    private def fill(n: NodeTake, v: FieldVector, f: Fetched): Unit = {
+      val count = n.wanted.length
+      v match {
+        case s: StructVector =>
+          s.setInitialCapacity(count); s.allocateNew()
+          n.children.zipWithIndex.foreach { case (c, i) => fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], f) }
+        case l: ListVector =>
+          l.setInitialCapacity(count); l.allocateNew()
+          val outOffsets = new Array[Int](count + 1)
+          var i = 0
+          while (i < count) { val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1 }
+          ColumnDecoder.putInts(l.getOffsetBuffer, outOffsets, count + 1)
+          l match {
+            case mv: MapVector =>
+              val entries = mv.getDataVector.asInstanceOf[StructVector]
+              val elements = outOffsets(count)
+              entries.setInitialCapacity(elements); entries.allocateNew()
+              ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
+              n.children.zipWithIndex.foreach { case (c, k) => fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], f) }
+              entries.setValueCount(elements)
+            case _ => fill(n.children.head, l.getDataVector, f)
+          }
+          l.setLastSet(count - 1)
+        case vw: BaseVariableWidthVector => fillVariable(n, vw, f)
+        case other => fillFixed(n, other, f)
+      }
+      val validity = v.getValidityBuffer
+      validity.setZero(0, validity.capacity())
+      var i = 0
+      while (i < count) {
+        if (n.isValid(n.wanted(i))) BitVectorHelper.setBit(validity, i.toLong)
+        i += 1
+      }
+      v.setValueCount(count)
+    }
+
+    /** Calls `f(slot, bytes, offset)` with each wanted slot's PLAIN value bytes. */
+    private def foreachValue(n: NodeTake, fetched: Fetched, kind: PageValues)(f: (Int, Int, Array[Byte], Int) => Unit): Unit =
+      n.dataPlan.foreach { d =>
+        if (d.partial) {
+          val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
+          if (h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
+              h.storedLength != d.length - PageHeader.Size)
+            throw new InvalidFermionFileException(path, d.offset, s"page of `${n.field.name}` is not the PLAIN page its size promised")
+          var k = 0
+          d.slots.foreach { slot =>
+            val (from, until) = n.valueBytes(d, slot)
+            val b = fetched(d.offset + PageHeader.Size + from, until - from)
+            val bytes = new Array[Byte]((until - from).toInt)
+            b.get(bytes)
+            f(slot, k, bytes, 0)
+            k += 1
+          }
+        } else {
+          var k = 0
+          var first = d.firstSlot
+          pages.foreachPage(fetched(d.offset, d.length), d.offset, kind, n.slots - d.firstSlot) { p =>
+            val pageFirst = first
+            while (k < d.slots.length && d.slots(k) < pageFirst + p.valueCount) {
+              val slot = d.slots(k)
+              kind match {
+                case PageValues.Bitmap =>
+                  val bit = ((p.bytes(p.off + ((slot - pageFirst) >>> 3)) >> ((slot - pageFirst) & 7)) & 1).toByte
+                  f(slot, k, Array(bit), 0)
+                case PageValues.Fixed(w) => f(slot, k, p.bytes, p.off + (slot - pageFirst) * w)
+                case PageValues.Variable =>
+                  val from = n.offsets(slot) - n.offsets(pageFirst)
+                  val until = n.offsets(slot + 1) - n.offsets(pageFirst)
+                  if (until > p.len) throw new InvalidFermionFileException(path, d.offset, "DATA page bytes do not match its OFFSETS")
+                  f(slot, k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0)
+              }
+              k += 1
+            }
+            first += p.valueCount
+          }
+          if (k != d.slots.length) throw new InvalidFermionFileException(path, d.offset, s"DATA page of `${n.field.name}` holds fewer values than its PageMeta says")
+        }
+      }
+
+    /** Index of each wanted slot among `n.wanted`. */
+    private def positions(n: NodeTake): java.util.HashMap[Int, Int] = {
+      val m = new java.util.HashMap[Int, Int](n.wanted.length * 2)
+      n.wanted.indices.foreach(i => m.put(n.wanted(i), i))
+      m
+    }
+
+    private def fillFixed(n: NodeTake, v: FieldVector, f: Fetched): Unit = {
+      val count = n.wanted.length
+      v.setInitialCapacity(count); v.allocateNew()
+      val data = v.getDataBuffer
+      data.setZero(0, data.capacity())
+      val t = n.field.dataType
+      val width = FermionType.fixedWidth(t)
+      val at = positions(n)
+      val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
+      foreachValue(n, f, kind) { (slot, _, bytes, off) =>
+        val i = at.get(slot)
+        t match {
+          case FermionType.Bool => if (bytes(off) != 0) BitVectorHelper.setBit(data, i.toLong)
+          case d: FermionType.Decimal if d.storedWidth == 8 =>
+            val unscaled = PageStatistics.readSigned(bytes, off, 8)
+            data.setLong(i.toLong * 16, unscaled)
+            data.setLong(i.toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
+          case _ => data.setBytes(i.toLong * width, bytes, off, width)
+        }
+      }
+    }
+
+    private def fillVariable(n: NodeTake, vw: BaseVariableWidthVector, f: Fetched): Unit = {
+      val count = n.wanted.length
+      val outOffsets = new Array[Int](count + 1)
+      var i = 0
+      while (i < count) { val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1 }
+      vw.allocateNew(math.max(1L, outOffsets(count).toLong), count)
+      ColumnDecoder.putInts(vw.getOffsetBuffer, outOffsets, count + 1)
+      val at = positions(n)
+      foreachValue(n, f, PageValues.Variable) { (slot, _, bytes, off) =>
+        val k = at.get(slot)
+        vw.getDataBuffer.setBytes(outOffsets(k).toLong, bytes, off, bytes.length - off)
+      }
+      vw.setLastSet(count - 1)
+    }
+  }
+}
+
+/** The read of one DATA page for some of its slots: the whole page, or (`partial`) its header and
+  * the slots' values of a PLAIN page stored uncompressed. */
+final private[scan] case class DataRead(
+    page: Int,
+    firstSlot: Int,
+    offset: Long,
+    length: Long,
+    slots: Array[Int],
+    partial: Boolean,
+    width: Int
+)

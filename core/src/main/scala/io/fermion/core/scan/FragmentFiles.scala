@@ -1,0 +1,93 @@
+package io.fermion.core.scan
+
+import java.util.Locale
+
+import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException}
+import io.fermion.core.read.{FermionFileReader, ProjectedNode}
+import io.fermion.core.schema.UnsupportedColumnTypeException
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.roaringbitmap.RoaringBitmap
+
+/** The open files of one fragment and where a [[ReadPlan]]'s columns are in them: the rules every
+  * read of a fragment follows. Columns are found by field id (loose files: by name), so renamed
+  * columns keep their data and dropped ones are never read; files that added columns to the
+  * fragment must share the leading file's stripes; the fragment's deletion file is loaded. */
+final private[scan] class FragmentFiles private (
+    val file: SnapshotFile,
+    plan: ReadPlan,
+    /** The leading file first, then files that added columns (same stripes). */
+    val sources: IndexedSeq[FermionFileReader],
+    val deleted: Option[RoaringBitmap]
+) extends AutoCloseable {
+  val reader: FermionFileReader = sources.head
+
+  sources.tail.foreach { r =>
+    val same = r.numStripes == reader.numStripes &&
+      (0 until r.numStripes).forall(s => r.stripes.rowCount(s) == reader.stripes.rowCount(s))
+    if (!same) throw new InvalidFermionDatasetException(
+      plan.root,
+      r.path,
+      s"column file of fragment ${file.fragmentId} does not share the stripes of ${file.path}"
+    )
+  }
+
+  /** Row offset of each stripe's first row within the fragment; one more entry for the end. */
+  val stripeFirstRow: Array[Long] =
+    (0 until reader.numStripes).scanLeft(0L)((acc, s) => acc + reader.stripes.rowCount(s)).toArray
+
+  def rows: Long = stripeFirstRow(reader.numStripes)
+
+  /** The stripe holding fragment row `row`. */
+  def stripeOf(row: Long): Int = {
+    val i = java.util.Arrays.binarySearch(stripeFirstRow, row)
+    if (i >= 0) i else -i - 2
+  }
+
+  /** The file (index into [[sources]]) and column holding a column, by field id or name. */
+  def column(fieldId: Int, name: String): Option[(Int, Int)] =
+    if (plan.byFieldId)
+      sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(_._2 >= 0)
+    else reader.schema.indexOf(name).map(0 -> _)
+
+  /** A filter column's file and column (its field id comes from the plan). */
+  def filterColumn(name: String): Option[(Int, Int)] =
+    if (plan.byFieldId) plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap(id => column(id, name))
+    else column(-1, name)
+
+  /** Where each stored column of the plan is: (output index, source file, column index, projection). */
+  val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {
+    case (c: PlannedColumn.Stored, out) =>
+      column(c.fieldId, c.name).map { case (src, i) =>
+        val stored = sources(src).schema.fields(i)
+        try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name)))
+        catch {
+          case e: UnsupportedColumnTypeException =>
+            throw new InvalidFermionDatasetException(
+              plan.root,
+              sources(src).path,
+              s"column `${c.name}` does not match the table's type ${c.request.dataType}: ${e.getMessage}",
+              e
+            )
+        }
+      }
+    case _ => None
+  }
+
+  def isDeleted(row: Long): Boolean = deleted.exists(_.contains(row.toInt))
+
+  override def close(): Unit = sources.foreach(_.close())
+}
+
+private[scan] object FragmentFiles {
+
+  /** Opens the fragment's files (and reads its deletion file); closes them again if that fails. */
+  def open(file: SnapshotFile, plan: ReadPlan, conf: Configuration): FragmentFiles = {
+    val deleted = file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
+    val opened = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
+    try {
+      (file.path +: file.columnFiles).foreach(f => opened += FermionFileReader.open(new Path(f), conf, plan.options))
+      new FragmentFiles(file, plan, opened.toIndexedSeq, deleted)
+    } catch { case t: Throwable => opened.foreach(_.close()); throw t }
+  }
+}

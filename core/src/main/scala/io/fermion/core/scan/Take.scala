@@ -1,0 +1,189 @@
+package io.fermion.core.scan
+
+import io.fermion.core.dataset.FermionRowNotFoundException
+import io.fermion.core.read.FermionFileReader
+import io.fermion.core.schema.FermionType
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.{BigIntVector, FieldVector}
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Rows of a snapshot fetched by address, stable row id or position, in request order (a row may be
+  * asked for several times): the random-access path. Each fragment's rows are read by [[FileTake]]
+  * (two rounds of reads per file: structure streams, then only the DATA pages or values the rows
+  * need); deletions, field ids and column files are honoured as in a scan. */
+private[scan] object Take {
+
+  /** `requests(i)` = (fragment id, row in the fragment). */
+  def run(scan: Scan, requests: Array[(Long, Long)], conf: Configuration, allocator: BufferAllocator): ScanBatch = {
+    val plan = scan.plan
+    val root = plan.root
+    val byId = scan.snapshot.files.map(f => f.fragmentId -> f).toMap
+    val n = requests.length
+    // Per request: where its value sits among the per-stripe vectors read below.
+    val slot = new Array[Int](n)
+    val stripeOf = new Array[Int](n)
+    val fragmentIndex = new Array[Int](n)
+    val fragments = requests.map(_._1).distinct
+    // Per fragment, per stripe read: the vectors of the plan's stored columns present there.
+    val read = new Array[IndexedSeq[(Int, IndexedSeq[FieldVector])]](fragments.length)
+    val presentByFragment = new Array[IndexedSeq[(Int, Int, Int, io.fermion.core.read.ProjectedNode)]](fragments.length)
+    val rowIdStart = new Array[Option[Long]](fragments.length)
+    var bytes = 0L
+    try {
+      fragments.zipWithIndex.foreach { case (fragment, fi) =>
+        val file = byId.getOrElse(
+          fragment,
+          throw new FermionRowNotFoundException(root, s"no fragment $fragment in ${versionText(scan)}")
+        )
+        rowIdStart(fi) = file.rowIdStart
+        val files = FragmentFiles.open(file, plan, conf)
+        try {
+          val mine = requests.indices.filter(i => requests(i)._1 == fragment)
+          mine.foreach { i =>
+            val row = requests(i)._2
+            if (row < 0 || row >= files.rows)
+              throw new FermionRowNotFoundException(root, s"fragment $fragment has ${files.rows} rows, not row $row")
+            if (files.isDeleted(row))
+              throw new FermionRowNotFoundException(root, s"row $row of fragment $fragment is deleted in ${versionText(scan)}")
+          }
+          // Distinct rows of each stripe, sorted.
+          val stripes = mine.groupBy(i => files.stripeOf(requests(i)._2)).toIndexedSeq.sortBy(_._1).map { case (s, is) =>
+            val first = files.stripeFirstRow(s)
+            val rows = is.map(i => (requests(i)._2 - first).toInt).distinct.sorted.toArray
+            is.foreach { i =>
+              stripeOf(i) = s
+              slot(i) = java.util.Arrays.binarySearch(rows, (requests(i)._2 - first).toInt)
+              fragmentIndex(i) = fi
+            }
+            s -> rows
+          }
+          presentByFragment(fi) = files.present
+          val perSource = files.present.indices.groupBy(p => files.present(p)._2)
+          val vectors = Array.fill(stripes.size)(new Array[FieldVector](files.present.size))
+          read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
+          perSource.foreach { case (src, ps) =>
+            val take = new FileTake(files.sources(src), plan.options.verifyChecksums, plan.options.takeWholePages, gap(files.sources(src), plan))
+            val got = take.take(stripes, ps.map(p => files.present(p)._3 -> files.present(p)._4), allocator)
+            bytes += take.bytesRead
+            stripes.indices.foreach(k => ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = v })
+          }
+          read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
+        } finally files.close()
+      }
+      val columns = scala.collection.mutable.ArrayBuffer.empty[ScanColumn]
+      try plan.columns.indices.foreach { out =>
+        columns += (plan.columns(out) match {
+          case PlannedColumn.RowAddress =>
+            ScanColumn.Values(longs(n, allocator)(i => ColumnRequest.address(requests(i)._1, requests(i)._2)))
+          case PlannedColumn.RowId =>
+            if (rowIdStart.forall(_.isEmpty)) ScanColumn.Nulls(ScanBuilder.outputField(PlannedColumn.RowId))
+            else ScanColumn.Values(longs(n, allocator)(i => rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)))
+          case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+          case c: PlannedColumn.Stored => gather(out, c, n, fragmentIndex, stripeOf, slot, read, presentByFragment, allocator)
+        })
+      }
+      catch {
+        case t: Throwable => columns.foreach { case ScanColumn.Values(v) => v.close(); case _ => }; throw t
+      }
+      new ScanBatch(n, columns.toIndexedSeq, None, allocator, ScanMetrics(bytesRead = bytes))
+    } finally read.foreach(r => if (r != null) r.foreach(_._2.foreach(v => if (v != null) v.close())))
+  }
+
+  private def versionText(scan: Scan): String = scan.snapshot.version.map(v => s"version $v").getOrElse("the files")
+
+  private def gap(reader: FermionFileReader, plan: ReadPlan): Long =
+    if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else reader.input.defaultCoalesceGap
+
+  private def longs(n: Int, allocator: BufferAllocator)(value: Int => Long): BigIntVector = {
+    val v = new BigIntVector("value", allocator)
+    v.allocateNew(n)
+    var i = 0
+    while (i < n) { val x = value(i); if (x == Long.MinValue) v.setNull(i) else v.set(i, x); i += 1 }
+    v.setValueCount(n)
+    v
+  }
+
+  /** Output column `out` in request order, copied out of the per-stripe vectors. */
+  private def gather(
+      out: Int,
+      c: PlannedColumn.Stored,
+      n: Int,
+      fragmentIndex: Array[Int],
+      stripeOf: Array[Int],
+      slot: Array[Int],
+      read: Array[IndexedSeq[(Int, IndexedSeq[FieldVector])]],
+      present: Array[IndexedSeq[(Int, Int, Int, io.fermion.core.read.ProjectedNode)]],
+      allocator: BufferAllocator
+  ): ScanColumn = {
+    // A fragment that lacks the column reads null there.
+    val result = io.fermion.core.schema.ArrowSchemaMapping.toArrowField(c.request).createVector(allocator)
+    try {
+      result.setInitialCapacity(n)
+      result.allocateNew()
+      val pairs = scala.collection.mutable.HashMap.empty[FieldVector, org.apache.arrow.vector.util.TransferPair]
+      var i = 0
+      while (i < n) {
+        val fi = fragmentIndex(i)
+        val p = present(fi).indexWhere(_._1 == out)
+        if (p >= 0) {
+          val v = read(fi).find(_._1 == stripeOf(i)).get._2(p)
+          pairs.getOrElseUpdate(v, v.makeTransferPair(result)).copyValueSafe(slot(i), i)
+        }
+        i += 1
+      }
+      result.setValueCount(n)
+      ScanColumn.Values(result)
+    } catch { case t: Throwable => result.close(); throw t }
+  }
+
+  /** (fragment id, row) of stable row ids, through each fragment's id range (no data is read). */
+  def locateRowIds(scan: Scan, ids: Array[Long]): Array[(Long, Long)] = {
+    val files = scan.snapshot.files.filter(_.rowIdStart.nonEmpty).sortBy(_.rowIdStart.get).toArray
+    if (files.isEmpty && ids.nonEmpty)
+      throw new FermionRowNotFoundException(scan.plan.root, "the dataset has no stable row ids (create it with stableRowIds)")
+    val starts = files.map(_.rowIdStart.get)
+    ids.map { id =>
+      val i = java.util.Arrays.binarySearch(starts, id) match { case k if k >= 0 => k; case k => -k - 2 }
+      if (i < 0 || id - starts(i) >= files(i).physicalRows)
+        throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
+      files(i).fragmentId -> (id - starts(i))
+    }
+  }
+
+  /** (fragment id, row) of 0-based positions in the snapshot's row order (deleted rows do not
+    * count). */
+  def locatePositions(scan: Scan, positions: Array[Long], conf: Configuration): Array[(Long, Long)] = {
+    val files = scan.snapshot.files.toArray
+    val physical = files.map(f =>
+      if (f.physicalRows >= 0) f.physicalRows
+      else { val r = FermionFileReader.open(new Path(f.path), conf, scan.plan.options); try r.numRows finally r.close() }
+    )
+    val live = files.indices.map(i => physical(i) - files(i).deletion.map(_.deletedRows).getOrElse(0L))
+    val starts = live.scanLeft(0L)(_ + _).toArray
+    val deletions = scala.collection.mutable.HashMap.empty[Int, org.roaringbitmap.RoaringBitmap]
+    positions.map { p =>
+      if (p < 0 || p >= starts.last)
+        throw new FermionRowNotFoundException(scan.plan.root, s"position $p is outside the ${starts.last} rows of ${versionText(scan)}")
+      val i = java.util.Arrays.binarySearch(starts, p) match { case k if k >= 0 => k; case k => -k - 2 }
+      // The i-th file may be empty (starts repeat): take the last file starting at or before p with rows.
+      var f = i
+      while (starts(f + 1) <= p) f += 1
+      val k = p - starts(f)
+      val row = files(f).deletion match {
+        case None => k
+        case Some(d) =>
+          val gone = deletions.getOrElseUpdate(
+            f,
+            new io.fermion.core.dataset.FermionDataset(new Path(scan.plan.root), conf).readDeletionFile(d)
+          )
+          // The smallest row r with k + 1 rows kept in [0, r].
+          var lo = k
+          var hi = k + gone.getLongCardinality
+          while (lo < hi) { val mid = (lo + hi) >>> 1; if (mid + 1 - gone.rankLong(mid.toInt) >= k + 1) hi = mid else lo = mid + 1 }
+          lo
+      }
+      files(f).fragmentId -> row
+    }
+  }
+}
