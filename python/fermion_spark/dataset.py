@@ -14,7 +14,7 @@ does the work; every change commits a new version.
     ds.cleanup(retain_hours=24 * 7)        # remove old versions and unreferenced files
     spark.read.format("fermion").option("versionAsOf", 1).load("/data/events")
 """
-from typing import Dict, Iterable
+from typing import Dict, Iterable, Optional, Sequence, Union
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -51,6 +51,49 @@ class FermionDataset:
     def delete(self, condition: str) -> int:
         """Deletes the rows matching a SQL condition; returns how many were deleted."""
         return int(self._jvm.delete(self._spark._jsparkSession, self.path, condition))
+
+    def _columns(self, columns):
+        return None if columns is None else list(columns)
+
+    def _longs(self, values):
+        values = [int(v) for v in values]
+        sc = self._spark.sparkContext
+        arr = sc._gateway.new_array(sc._jvm.long, len(values))
+        for i, v in enumerate(values):
+            arr[i] = v
+        return arr
+
+    def take(self, positions: Iterable[int], columns: Optional[Sequence[str]] = None) -> DataFrame:
+        """Rows by 0-based position in the latest version's row order (deleted rows not counted),
+        in request order (repeats allowed), like Lance's ``take``; with ``_rowaddr`` and ``_rowid``.
+        Read by random access in the JVM (a few reads per column), not by a scan::
+
+            ds.take([0, 17, 4_000_000], columns=["id", "embedding"]).toArrow()
+        """
+        return DataFrame(self._jvm.take(self._spark._jsparkSession, self.path, self._longs(positions),
+                                        self._columns(columns)), self._spark)
+
+    def take_rows(self, row_ids: Union[Iterable[int], DataFrame], columns: Optional[Sequence[str]] = None,
+                  id_column: str = "_rowid") -> DataFrame:
+        """Rows by stable row id (``_rowid``; datasets created with ``stableRowIds``), in request
+        order. ``row_ids`` may also be a DataFrame holding the ids in ``id_column``: the rows are
+        then fetched by takes per fragment on the executors (a join without a scan; ids no row has
+        are dropped, order not kept)."""
+        if isinstance(row_ids, DataFrame):
+            return DataFrame(self._jvm.takeRowsFrom(self._spark._jsparkSession, self.path, row_ids._jdf, id_column,
+                                                    False, self._columns(columns)), self._spark)
+        return DataFrame(self._jvm.takeRows(self._spark._jsparkSession, self.path, self._longs(row_ids),
+                                            self._columns(columns)), self._spark)
+
+    def take_addresses(self, addresses: Union[Iterable[int], DataFrame], columns: Optional[Sequence[str]] = None,
+                       address_column: str = "_rowaddr") -> DataFrame:
+        """Rows by address (``_rowaddr``), in request order; or, from a DataFrame of addresses in
+        ``address_column``, fetched by takes per fragment on the executors."""
+        if isinstance(addresses, DataFrame):
+            return DataFrame(self._jvm.takeRowsFrom(self._spark._jsparkSession, self.path, addresses._jdf,
+                                                    address_column, True, self._columns(columns)), self._spark)
+        return DataFrame(self._jvm.takeAddresses(self._spark._jsparkSession, self.path, self._longs(addresses),
+                                                 self._columns(columns)), self._spark)
 
     def add_columns(self, ddl: str) -> int:
         """Adds nullable columns given as DDL (``"score double, note string"``); returns the new version."""

@@ -113,6 +113,99 @@ object FermionDatasets {
     deleted
   }
 
+  // ---- random access ----
+
+  /** The core scan of the latest version's `columns` (all when empty) and `_rowaddr`, `_rowid`. */
+  private def takeScan(path: String, columns: java.util.List[String]): io.fermion.core.scan.Scan = {
+    import scala.jdk.CollectionConverters._
+    val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf()).requireExists(FermionTableSchema.hadoopConf())
+    val b = snapshot.scanBuilder()
+    val cols = Option(columns).map(_.asScala.toSeq).getOrElse(Nil)
+    if (cols.nonEmpty) b.select(cols: _*)
+    b.withRowAddress().withRowId().build()
+  }
+
+  /** The rows of a take on the driver as a DataFrame, in request order. */
+  private def taken(spark: SparkSession, scan: io.fermion.core.scan.Scan)(
+      f: (io.fermion.core.scan.Scan, org.apache.arrow.memory.BufferAllocator) => io.fermion.core.scan.ScanBatch
+  ): DataFrame = {
+    val schema = StructType(scan.fields.map(x => StructField(x.name, SparkTypeMapping.toSpark(x), x.nullable)))
+    val allocator = io.fermion.spark.read.FermionColumnarReader.root.newChildAllocator("fermion-take", 0, Long.MaxValue)
+    try {
+      val batch = f(scan, allocator)
+      try org.apache.spark.sql.fermion.Relations.local(
+          spark,
+          schema,
+          io.fermion.spark.read.SparkColumns.rows(batch, schema)
+        )
+      finally batch.close()
+    } finally allocator.close()
+  }
+
+  /** Rows by 0-based position in the latest version's row order (deleted rows not counted), in
+    * request order (repeats allowed), with `_rowaddr` and `_rowid`; `columns` empty or null: all.
+    * Read by random access: a few reads per column and fragment, no scan. */
+  def take(spark: SparkSession, path: String, positions: Array[Long], columns: java.util.List[String]): DataFrame =
+    taken(spark, takeScan(path, columns))((s, a) => s.takePositions(positions, FermionTableSchema.hadoopConf(), a))
+
+  /** Rows by stable row id (`_rowid`), in request order; the dataset must have stable row ids. */
+  def takeRows(spark: SparkSession, path: String, rowIds: Array[Long], columns: java.util.List[String]): DataFrame =
+    taken(spark, takeScan(path, columns))((s, a) => s.takeRowIds(rowIds, FermionTableSchema.hadoopConf(), a))
+
+  /** Rows by address (`_rowaddr`), in request order. */
+  def takeAddresses(
+      spark: SparkSession,
+      path: String,
+      addresses: Array[Long],
+      columns: java.util.List[String]
+  ): DataFrame =
+    taken(spark, takeScan(path, columns))((s, a) => s.takeAddresses(addresses, FermionTableSchema.hadoopConf(), a))
+
+  /** The rows whose `_rowid` (or, with `byAddress`, `_rowaddr`) is a value of `keys`' column
+    * `keyColumn` (a long column): a join that Spark runs as takes per fragment on its executors,
+    * not as a scan. Keys no row has are dropped; each row comes once per key occurrence. */
+  def takeRowsFrom(
+      spark: SparkSession,
+      path: String,
+      keys: DataFrame,
+      keyColumn: String,
+      byAddress: Boolean,
+      columns: java.util.List[String]
+  ): DataFrame = {
+    val scan = takeScan(path, columns)
+    val schema = StructType(scan.fields.map(x => StructField(x.name, SparkTypeMapping.toSpark(x), x.nullable)))
+    val conf = SerializableHadoopConf.broadcast()
+    // Stable row ids map to addresses through the manifest's id ranges: one broadcast, no data read.
+    val resolver = spark.sparkContext.broadcast(scan)
+    val addresses = keys.select(org.apache.spark.sql.functions.col(keyColumn).cast(LongType)).queryExecution.toRdd
+      .mapPartitions { rows =>
+        val ks = rows.filter(!_.isNullAt(0)).map(_.getLong(0)).toArray
+        val s = resolver.value
+        val a = if (byAddress) ks else s.rowIdAddresses(ks)
+        s.liveAddresses(a, conf.value.value).iterator
+      }
+    val parts = math.max(1, addresses.getNumPartitions)
+    val rows = addresses.map(a => (ColumnRequest.fragmentOf(a), a))
+      .partitionBy(new org.apache.spark.HashPartitioner(parts))
+      .mapPartitions { it =>
+        val s = resolver.value
+        val all = it.map(_._2).toArray
+        if (all.isEmpty) Iterator.empty
+        else {
+          val allocator =
+            io.fermion.spark.read.FermionColumnarReader.root.newChildAllocator("fermion-take", 0, Long.MaxValue)
+          try {
+            s.takeTasks(all, 1).iterator.flatMap { t =>
+              val b = t.read(conf.value.value, allocator)
+              try io.fermion.spark.read.SparkColumns.rows(b, schema)
+              finally b.close()
+            }.toIndexedSeq.iterator
+          } finally allocator.close()
+        }
+      }
+    org.apache.spark.sql.fermion.Relations.fromRdd(spark, schema, rows)
+  }
+
   /** Adds nullable columns (a DDL list such as `"score double, tags array<string>"`); existing rows
     * read them as null. No data file is written. */
   def addColumns(spark: SparkSession, path: String, ddl: String): Long = {
@@ -170,7 +263,7 @@ object FermionDatasets {
     import org.apache.spark.sql.functions.{col, shiftrightunsigned}
     val others = values.columns.filter(_ != MetadataColumns.RowAddressName).map(c => col(s"`${c.replace("`", "``")}`"))
     val fragments = math.max(1, base.fragments.size)
-    val df = values.select(col(MetadataColumns.RowAddressName) +: others: _*)
+    val df = values.select((col(MetadataColumns.RowAddressName) +: others.toIndexedSeq): _*)
       .repartition(fragments, shiftrightunsigned(col(MetadataColumns.RowAddressName), 32))
       .sortWithinPartitions(MetadataColumns.RowAddressName)
     writeColumnFiles(spark, path, ds, base, df)

@@ -55,16 +55,16 @@ object FermionOptions {
   /** `versionAsOf`, `timestampAsOf` or `tag`: at most one of them. */
   def timeTravel(options: Map[String, String]): Option[TimeTravel] = {
     import OptionRegistry.{Tag, TimestampAsOf, VersionAsOf}
-    val given = Seq(
+    val asked = Seq(
       VersionAsOf.in(options).map(AtVersion),
       TimestampAsOf.in(options).map(AtTimestamp),
       Tag.in(options).map(AtTag)
     ).flatten
-    if (given.size > 1)
+    if (asked.size > 1)
       throw new IllegalArgumentException(
-        s"Give at most one of ${Seq(VersionAsOf, TimestampAsOf, Tag).mkString(", ")}; got ${given.mkString(", ")}"
+        s"Give at most one of ${Seq(VersionAsOf, TimestampAsOf, Tag).mkString(", ")}; got ${asked.mkString(", ")}"
       )
-    given.headOption
+    asked.headOption
   }
 
   def mergeSchema(options: Map[String, String]): Boolean = OptionRegistry.MergeSchema.in(options).getOrElse(false)

@@ -38,8 +38,11 @@ final private[scan] class FileTake(
 
   /** For each `(stripe, rows)` (rows sorted, distinct, within the stripe), the values of
     * `columns` (file column, projection) in those rows. All stripes share the two rounds of reads. */
-  def take(stripes: IndexedSeq[(Int, Array[Int])], columns: IndexedSeq[(Int, ProjectedNode)], allocator: BufferAllocator)
-      : IndexedSeq[IndexedSeq[FieldVector]] = {
+  def take(
+      stripes: IndexedSeq[(Int, Array[Int])],
+      columns: IndexedSeq[(Int, ProjectedNode)],
+      allocator: BufferAllocator
+  ): IndexedSeq[IndexedSeq[FieldVector]] = {
     reader.loadColumnMetadata(columns.map(_._1))
     val plans = stripes.map { case (stripe, rows) =>
       val stripeRows = reader.stripes.rowCount(stripe)
@@ -58,7 +61,7 @@ final private[scan] class FileTake(
     } catch { case t: Throwable => out.foreach(_.foreach(v => if (v != null) v.close())); throw t }
   }
 
-  private final class Fetched(parts: IndexedSeq[(ByteRange, ByteBuffer)]) {
+  final private class Fetched(parts: IndexedSeq[(ByteRange, ByteBuffer)]) {
     def apply(offset: Long, length: Long): ByteBuffer = {
       val (range, buf) = parts.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
         .getOrElse(throw new IllegalStateException(s"bytes at $offset were not fetched"))
@@ -90,14 +93,17 @@ final private[scan] class FileTake(
 
   /** One node of a column's projection in one stripe: its slots there, the requested ones, and
     * what was read for them. */
-  private final class NodeTake(val node: ProjectedNode, m: ColumnMetadataBlock, stripe: Int) {
+  final private class NodeTake(val node: ProjectedNode, m: ColumnMetadataBlock, stripe: Int) {
     val field = node.field
     var slots = 0
+
     /** Requested slots, sorted and distinct. */
     var wanted: Array[Int] = Array.emptyIntArray
+
     /** Validity of every slot (null: all valid; an empty array: all null). */
     var validity: Array[Byte] = _
     var allNull = false
+
     /** Prefix sums of slot lengths (lists, maps, strings), slots + 1 entries. */
     var offsets: Array[Int] = _
     val children: IndexedSeq[NodeTake] = node.children.map(c => new NodeTake(c, m, stripe))
@@ -147,12 +153,20 @@ final private[scan] class FileTake(
             val off = m.simpleOffset(s, stripe)
             pages.foreachPage(fetched(off, len), off, PageValues.Bitmap, slots) { p =>
               if ((row & 7) != 0 || p.len != (p.valueCount + 7) >>> 3)
-                throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${field.name}` do not match its slots")
+                throw new InvalidFermionFileException(
+                  path,
+                  off,
+                  s"VALIDITY pages of `${field.name}` do not match its slots"
+                )
               System.arraycopy(p.bytes, p.off, bitmap, row >>> 3, p.len)
               row += p.valueCount
             }
             if (row != slots)
-              throw new InvalidFermionFileException(path, off, s"VALIDITY chunk of `${field.name}` covers $row of $slots slots")
+              throw new InvalidFermionFileException(
+                path,
+                off,
+                s"VALIDITY chunk of `${field.name}` covers $row of $slots slots"
+              )
             validity = bitmap
           }
       }
@@ -162,7 +176,11 @@ final private[scan] class FileTake(
           var row = 0
           pages.foreachPage(fetched(r.offset, r.length), r.offset, PageValues.Fixed(4), slots) { p =>
             if (p.len != p.valueCount * 4)
-              throw new InvalidFermionFileException(path, r.offset, s"OFFSETS page of `${field.name}` has ${p.len} bytes")
+              throw new InvalidFermionFileException(
+                path,
+                r.offset,
+                s"OFFSETS page of `${field.name}` has ${p.len} bytes"
+              )
             val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN)
             var k = 0
             var acc = offsets(row).toLong
@@ -170,14 +188,22 @@ final private[scan] class FileTake(
               val n = lens.getInt(k * 4)
               acc += n
               if (n < 0 || acc > Int.MaxValue)
-                throw new InvalidFermionFileException(path, r.offset, s"lengths of `${field.name}` exceed 2^31 in one stripe")
+                throw new InvalidFermionFileException(
+                  path,
+                  r.offset,
+                  s"lengths of `${field.name}` exceed 2^31 in one stripe"
+                )
               offsets(row + k + 1) = acc.toInt
               k += 1
             }
             row += p.valueCount
           }
           if (row != slots)
-            throw new InvalidFermionFileException(path, r.offset, s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots")
+            throw new InvalidFermionFileException(
+              path,
+              r.offset,
+              s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots"
+            )
         }
       }
       // Children: a struct's have the node's slots; a list's or map's the elements of its slots.
@@ -185,7 +211,9 @@ final private[scan] class FileTake(
         case FermionType.Struct => children.foreach { c => c.wanted = wanted; c.readStructure(fetched, slots) }
         case FermionType.List | FermionType.Map =>
           val elems = Array.newBuilder[Int]
-          wanted.foreach { s => var e = offsets(s); while (e < offsets(s + 1)) { elems += e; e += 1 } }
+          wanted.foreach { s =>
+            var e = offsets(s); while (e < offsets(s + 1)) { elems += e; e += 1 }
+          }
           val w = elems.result()
           children.foreach { c => c.wanted = w; c.readStructure(fetched, offsets(slots)) }
         case _ =>
@@ -258,8 +286,13 @@ final private[scan] class FileTake(
       else (offsets(slot).toLong - offsets(d.firstSlot), offsets(slot + 1).toLong - offsets(d.firstSlot))
   }
 
-  private final class ColumnTake(cmb: Option[ColumnMetadataBlock], node: ProjectedNode, stripe: Int, rows: Int,
-                                 wanted: Array[Int]) {
+  final private class ColumnTake(
+      cmb: Option[ColumnMetadataBlock],
+      node: ProjectedNode,
+      stripe: Int,
+      rows: Int,
+      wanted: Array[Int]
+  ) {
     private val root = cmb.map(m => new NodeTake(node, m, stripe))
     root.foreach(_.wanted = wanted)
 
@@ -281,12 +314,16 @@ final private[scan] class FileTake(
       v match {
         case s: StructVector =>
           s.setInitialCapacity(count); s.allocateNew()
-          n.children.zipWithIndex.foreach { case (c, i) => fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], f) }
+          n.children.zipWithIndex.foreach { case (c, i) =>
+            fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], f)
+          }
         case l: ListVector =>
           l.setInitialCapacity(count); l.allocateNew()
           val outOffsets = new Array[Int](count + 1)
           var i = 0
-          while (i < count) { val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1 }
+          while (i < count) {
+            val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1
+          }
           ColumnDecoder.putInts(l.getOffsetBuffer, outOffsets, count + 1)
           l match {
             case mv: MapVector =>
@@ -294,7 +331,9 @@ final private[scan] class FileTake(
               val elements = outOffsets(count)
               entries.setInitialCapacity(elements); entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
-              n.children.zipWithIndex.foreach { case (c, k) => fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], f) }
+              n.children.zipWithIndex.foreach { case (c, k) =>
+                fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], f)
+              }
               entries.setValueCount(elements)
             case _ => fill(n.children.head, l.getDataVector, f)
           }
@@ -313,13 +352,23 @@ final private[scan] class FileTake(
     }
 
     /** Calls `f(slot, bytes, offset)` with each wanted slot's PLAIN value bytes. */
-    private def foreachValue(n: NodeTake, fetched: Fetched, kind: PageValues)(f: (Int, Int, Array[Byte], Int) => Unit): Unit =
+    private def foreachValue(
+        n: NodeTake,
+        fetched: Fetched,
+        kind: PageValues
+    )(f: (Int, Int, Array[Byte], Int) => Unit): Unit =
       n.dataPlan.foreach { d =>
         if (d.partial) {
           val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
-          if (h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
-              h.storedLength != d.length - PageHeader.Size)
-            throw new InvalidFermionFileException(path, d.offset, s"page of `${n.field.name}` is not the PLAIN page its size promised")
+          if (
+            h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
+            h.storedLength != d.length - PageHeader.Size
+          )
+            throw new InvalidFermionFileException(
+              path,
+              d.offset,
+              s"page of `${n.field.name}` is not the PLAIN page its size promised"
+            )
           var k = 0
           d.slots.foreach { slot =>
             val (from, until) = n.valueBytes(d, slot)
@@ -344,14 +393,19 @@ final private[scan] class FileTake(
                 case PageValues.Variable =>
                   val from = n.offsets(slot) - n.offsets(pageFirst)
                   val until = n.offsets(slot + 1) - n.offsets(pageFirst)
-                  if (until > p.len) throw new InvalidFermionFileException(path, d.offset, "DATA page bytes do not match its OFFSETS")
+                  if (until > p.len)
+                    throw new InvalidFermionFileException(path, d.offset, "DATA page bytes do not match its OFFSETS")
                   f(slot, k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0)
               }
               k += 1
             }
             first += p.valueCount
           }
-          if (k != d.slots.length) throw new InvalidFermionFileException(path, d.offset, s"DATA page of `${n.field.name}` holds fewer values than its PageMeta says")
+          if (k != d.slots.length) throw new InvalidFermionFileException(
+            path,
+            d.offset,
+            s"DATA page of `${n.field.name}` holds fewer values than its PageMeta says"
+          )
         }
       }
 
@@ -388,7 +442,9 @@ final private[scan] class FileTake(
       val count = n.wanted.length
       val outOffsets = new Array[Int](count + 1)
       var i = 0
-      while (i < count) { val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1 }
+      while (i < count) {
+        val s = n.wanted(i); outOffsets(i + 1) = outOffsets(i) + n.offsets(s + 1) - n.offsets(s); i += 1
+      }
       vw.allocateNew(math.max(1L, outOffsets(count).toLong), count)
       ColumnDecoder.putInts(vw.getOffsetBuffer, outOffsets, count + 1)
       val at = positions(n)

@@ -14,7 +14,8 @@ import io.fermion.core.schema.FermionField
   * try it.foreach(b => println(b.numRows)) finally it.close()
   * }}}
   */
-final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val fields: IndexedSeq[FermionField]) {
+final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val fields: IndexedSeq[FermionField])
+    extends Serializable {
 
   /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. */
   def planTasks(sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = TaskPlanner.plan(snapshot.files, sizing)
@@ -28,17 +29,52 @@ final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val 
     * streams and one for the DATA pages (or values) of the requested rows. The scan's filter and
     * limit do not apply. A deleted or missing row is a [[io.fermion.core.dataset.FermionRowNotFoundException]]. */
   def takeAddresses(addresses: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
-    Take.run(this, addresses.map(a => ColumnRequest.fragmentOf(a) -> ColumnRequest.rowOf(a).toLong), conf, allocator)
+    take(addresses.map(a => ColumnRequest.fragmentOf(a) -> ColumnRequest.rowOf(a).toLong), conf, allocator)
+
+  private def take(requests: Array[(Long, Long)], conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    Take.run(plan, snapshot.files, Take.versionText(snapshot), requests, conf, allocator)
+
+  /** `addresses` cut into at most `maxTasks` tasks of whole fragments, each carrying only its
+    * fragments' files: a take spread over an engine's executors. */
+  def takeTasks(addresses: Array[Long], maxTasks: Int): IndexedSeq[TakeTask] = {
+    val byFragment = addresses.groupBy(ColumnRequest.fragmentOf).toIndexedSeq.sortBy(_._1)
+    val perTask = math.max(1, (addresses.length + maxTasks - 1) / math.max(1, maxTasks))
+    val tasks = IndexedSeq.newBuilder[TakeTask]
+    var group = Vector.empty[(Long, Array[Long])]
+    var size = 0
+    def flush(): Unit = if (group.nonEmpty) {
+      val ids = group.map(_._1).toSet
+      tasks += TakeTask(
+        plan,
+        snapshot.files.filter(f => ids.contains(f.fragmentId)),
+        Take.versionText(snapshot),
+        group.flatMap(_._2).toArray
+      )
+      group = Vector.empty; size = 0
+    }
+    byFragment.foreach { g => group :+= g; size += g._2.length; if (size >= perTask) flush() }
+    flush()
+    tasks.result()
+  }
 
   /** Rows by stable row id (`_rowid`, datasets created with stable row ids), in request order. Ids
     * are found through the fragments' id ranges in the manifest, without reading data. */
   def takeRowIds(ids: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
-    Take.run(this, Take.locateRowIds(this, ids), conf, allocator)
+    take(Take.locateRowIds(this, ids), conf, allocator)
+
+  /** The `_rowaddr`s of the rows with stable ids `ids` that the snapshot holds (deleted rows
+    * included; see [[liveAddresses]]), found without reading data; unknown ids are dropped. */
+  def rowIdAddresses(ids: Array[Long]): Array[Long] =
+    Take.locateRowIds(this, ids, lenient = true).map { case (f, r) => ColumnRequest.address(f, r) }
+
+  /** The addresses among `addresses` that name a row of the snapshot that is not deleted. */
+  def liveAddresses(addresses: Array[Long], conf: Configuration): Array[Long] =
+    Take.liveAddresses(this, addresses, conf)
 
   /** Rows by 0-based position in the snapshot's row order (fragments in order, deleted rows not
     * counted), in request order. For a snapshot of one file, positions are the file's row offsets. */
   def takePositions(positions: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
-    Take.run(this, Take.locatePositions(this, positions, conf), conf, allocator)
+    take(Take.locatePositions(this, positions, conf), conf, allocator)
 
   /** Every row of the scan, task after task, in the snapshot's file order; exactly `limit` rows
     * when a limit was set. Close the iterator (it closes the current batch and files). */

@@ -14,11 +14,17 @@ import org.apache.hadoop.fs.Path
   * need); deletions, field ids and column files are honoured as in a scan. */
 private[scan] object Take {
 
-  /** `requests(i)` = (fragment id, row in the fragment). */
-  def run(scan: Scan, requests: Array[(Long, Long)], conf: Configuration, allocator: BufferAllocator): ScanBatch = {
-    val plan = scan.plan
+  /** `requests(i)` = (fragment id, row in the fragment) of `files`. */
+  def run(
+      plan: ReadPlan,
+      files: IndexedSeq[SnapshotFile],
+      version: String,
+      requests: Array[(Long, Long)],
+      conf: Configuration,
+      allocator: BufferAllocator
+  ): ScanBatch = {
     val root = plan.root
-    val byId = scan.snapshot.files.map(f => f.fragmentId -> f).toMap
+    val byId = files.map(f => f.fragmentId -> f).toMap
     val n = requests.length
     // Per request: where its value sits among the per-stripe vectors read below.
     val slot = new Array[Int](n)
@@ -34,7 +40,7 @@ private[scan] object Take {
       fragments.zipWithIndex.foreach { case (fragment, fi) =>
         val file = byId.getOrElse(
           fragment,
-          throw new FermionRowNotFoundException(root, s"no fragment $fragment in ${versionText(scan)}")
+          throw new FermionRowNotFoundException(root, s"no fragment $fragment in $version")
         )
         rowIdStart(fi) = file.rowIdStart
         val files = FragmentFiles.open(file, plan, conf)
@@ -45,25 +51,31 @@ private[scan] object Take {
             if (row < 0 || row >= files.rows)
               throw new FermionRowNotFoundException(root, s"fragment $fragment has ${files.rows} rows, not row $row")
             if (files.isDeleted(row))
-              throw new FermionRowNotFoundException(root, s"row $row of fragment $fragment is deleted in ${versionText(scan)}")
+              throw new FermionRowNotFoundException(root, s"row $row of fragment $fragment is deleted in $version")
           }
           // Distinct rows of each stripe, sorted.
-          val stripes = mine.groupBy(i => files.stripeOf(requests(i)._2)).toIndexedSeq.sortBy(_._1).map { case (s, is) =>
-            val first = files.stripeFirstRow(s)
-            val rows = is.map(i => (requests(i)._2 - first).toInt).distinct.sorted.toArray
-            is.foreach { i =>
-              stripeOf(i) = s
-              slot(i) = java.util.Arrays.binarySearch(rows, (requests(i)._2 - first).toInt)
-              fragmentIndex(i) = fi
+          val stripes =
+            mine.groupBy(i => files.stripeOf(requests(i)._2)).toIndexedSeq.sortBy(_._1).map { case (s, is) =>
+              val first = files.stripeFirstRow(s)
+              val rows = is.map(i => (requests(i)._2 - first).toInt).distinct.sorted.toArray
+              is.foreach { i =>
+                stripeOf(i) = s
+                slot(i) = java.util.Arrays.binarySearch(rows, (requests(i)._2 - first).toInt)
+                fragmentIndex(i) = fi
+              }
+              s -> rows
             }
-            s -> rows
-          }
           presentByFragment(fi) = files.present
           val perSource = files.present.indices.groupBy(p => files.present(p)._2)
           val vectors = Array.fill(stripes.size)(new Array[FieldVector](files.present.size))
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
           perSource.foreach { case (src, ps) =>
-            val take = new FileTake(files.sources(src), plan.options.verifyChecksums, plan.options.takeWholePages, gap(files.sources(src), plan))
+            val take = new FileTake(
+              files.sources(src),
+              plan.options.verifyChecksums,
+              plan.options.takeWholePages,
+              gap(files.sources(src), plan)
+            )
             val got = take.take(stripes, ps.map(p => files.present(p)._3 -> files.present(p)._4), allocator)
             bytes += take.bytesRead
             stripes.indices.foreach(k => ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = v })
@@ -73,16 +85,19 @@ private[scan] object Take {
       }
       val columns = scala.collection.mutable.ArrayBuffer.empty[ScanColumn]
       try plan.columns.indices.foreach { out =>
-        columns += (plan.columns(out) match {
-          case PlannedColumn.RowAddress =>
-            ScanColumn.Values(longs(n, allocator)(i => ColumnRequest.address(requests(i)._1, requests(i)._2)))
-          case PlannedColumn.RowId =>
-            if (rowIdStart.forall(_.isEmpty)) ScanColumn.Nulls(ScanBuilder.outputField(PlannedColumn.RowId))
-            else ScanColumn.Values(longs(n, allocator)(i => rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)))
-          case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
-          case c: PlannedColumn.Stored => gather(out, c, n, fragmentIndex, stripeOf, slot, read, presentByFragment, allocator)
-        })
-      }
+          columns += (plan.columns(out) match {
+            case PlannedColumn.RowAddress =>
+              ScanColumn.Values(longs(n, allocator)(i => ColumnRequest.address(requests(i)._1, requests(i)._2)))
+            case PlannedColumn.RowId =>
+              if (rowIdStart.forall(_.isEmpty)) ScanColumn.Nulls(ScanBuilder.outputField(PlannedColumn.RowId))
+              else ScanColumn.Values(longs(n, allocator)(i =>
+                rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)
+              ))
+            case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+            case c: PlannedColumn.Stored =>
+              gather(out, c, n, fragmentIndex, stripeOf, slot, read, presentByFragment, allocator)
+          })
+        }
       catch {
         case t: Throwable => columns.foreach { case ScanColumn.Values(v) => v.close(); case _ => }; throw t
       }
@@ -90,7 +105,8 @@ private[scan] object Take {
     } finally read.foreach(r => if (r != null) r.foreach(_._2.foreach(v => if (v != null) v.close())))
   }
 
-  private def versionText(scan: Scan): String = scan.snapshot.version.map(v => s"version $v").getOrElse("the files")
+  def versionText(snapshot: Snapshot): String = snapshot.version.map(v => s"version $v").getOrElse("the files")
+  private def versionText(scan: Scan): String = versionText(scan.snapshot)
 
   private def gap(reader: FermionFileReader, plan: ReadPlan): Long =
     if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else reader.input.defaultCoalesceGap
@@ -137,17 +153,51 @@ private[scan] object Take {
     } catch { case t: Throwable => result.close(); throw t }
   }
 
-  /** (fragment id, row) of stable row ids, through each fragment's id range (no data is read). */
-  def locateRowIds(scan: Scan, ids: Array[Long]): Array[(Long, Long)] = {
+  /** The addresses of `addresses` that name a row of the snapshot (known fragment, within its
+    * rows, not deleted), in the given order. */
+  def liveAddresses(scan: Scan, addresses: Array[Long], conf: Configuration): Array[Long] = {
+    val byId = scan.snapshot.files.map(f => f.fragmentId -> f).toMap
+    val gone = scala.collection.mutable.HashMap.empty[Long, Option[org.roaringbitmap.RoaringBitmap]]
+    val rows = scala.collection.mutable.HashMap.empty[Long, Long]
+    addresses.filter { a =>
+      val f = ColumnRequest.fragmentOf(a)
+      val row = ColumnRequest.rowOf(a).toLong
+      byId.get(f).exists { file =>
+        val n = rows.getOrElseUpdate(f, physicalRows(file, scan, conf))
+        row < n && !gone.getOrElseUpdate(
+          f,
+          file.deletion.map(d =>
+            new io.fermion.core.dataset.FermionDataset(new Path(scan.plan.root), conf).readDeletionFile(d)
+          )
+        ).exists(_.contains(row.toInt))
+      }
+    }
+  }
+
+  private def physicalRows(f: SnapshotFile, scan: Scan, conf: Configuration): Long =
+    if (f.physicalRows >= 0) f.physicalRows
+    else {
+      val r = FermionFileReader.open(new Path(f.path), conf, scan.plan.options);
+      try r.numRows
+      finally r.close()
+    }
+
+  /** (fragment id, row) of stable row ids, through each fragment's id range (no data is read);
+    * `lenient` drops ids no fragment holds instead of failing. */
+  def locateRowIds(scan: Scan, ids: Array[Long], lenient: Boolean = false): Array[(Long, Long)] = {
     val files = scan.snapshot.files.filter(_.rowIdStart.nonEmpty).sortBy(_.rowIdStart.get).toArray
-    if (files.isEmpty && ids.nonEmpty)
-      throw new FermionRowNotFoundException(scan.plan.root, "the dataset has no stable row ids (create it with stableRowIds)")
+    if (files.isEmpty && ids.nonEmpty && !lenient)
+      throw new FermionRowNotFoundException(
+        scan.plan.root,
+        "the dataset has no stable row ids (create it with stableRowIds)"
+      )
     val starts = files.map(_.rowIdStart.get)
-    ids.map { id =>
+    ids.flatMap { id =>
       val i = java.util.Arrays.binarySearch(starts, id) match { case k if k >= 0 => k; case k => -k - 2 }
-      if (i < 0 || id - starts(i) >= files(i).physicalRows)
-        throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
-      files(i).fragmentId -> (id - starts(i))
+      if (i < 0 || id - starts(i) >= files(i).physicalRows) {
+        if (lenient) None
+        else throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
+      } else Some(files(i).fragmentId -> (id - starts(i)))
     }
   }
 
@@ -155,16 +205,16 @@ private[scan] object Take {
     * count). */
   def locatePositions(scan: Scan, positions: Array[Long], conf: Configuration): Array[(Long, Long)] = {
     val files = scan.snapshot.files.toArray
-    val physical = files.map(f =>
-      if (f.physicalRows >= 0) f.physicalRows
-      else { val r = FermionFileReader.open(new Path(f.path), conf, scan.plan.options); try r.numRows finally r.close() }
-    )
+    val physical = files.map(physicalRows(_, scan, conf))
     val live = files.indices.map(i => physical(i) - files(i).deletion.map(_.deletedRows).getOrElse(0L))
     val starts = live.scanLeft(0L)(_ + _).toArray
     val deletions = scala.collection.mutable.HashMap.empty[Int, org.roaringbitmap.RoaringBitmap]
     positions.map { p =>
       if (p < 0 || p >= starts.last)
-        throw new FermionRowNotFoundException(scan.plan.root, s"position $p is outside the ${starts.last} rows of ${versionText(scan)}")
+        throw new FermionRowNotFoundException(
+          scan.plan.root,
+          s"position $p is outside the ${starts.last} rows of ${versionText(scan)}"
+        )
       val i = java.util.Arrays.binarySearch(starts, p) match { case k if k >= 0 => k; case k => -k - 2 }
       // The i-th file may be empty (starts repeat): take the last file starting at or before p with rows.
       var f = i
@@ -180,10 +230,26 @@ private[scan] object Take {
           // The smallest row r with k + 1 rows kept in [0, r].
           var lo = k
           var hi = k + gone.getLongCardinality
-          while (lo < hi) { val mid = (lo + hi) >>> 1; if (mid + 1 - gone.rankLong(mid.toInt) >= k + 1) hi = mid else lo = mid + 1 }
+          while (lo < hi) {
+            val mid = (lo + hi) >>> 1; if (mid + 1 - gone.rankLong(mid.toInt) >= k + 1) hi = mid else lo = mid + 1
+          }
           lo
       }
       files(f).fragmentId -> row
     }
   }
+}
+
+/** Rows of some fragments fetched by address: a serialisable unit of a distributed take (see
+  * [[Scan.takeTasks]]); its rows come back in the task's order. */
+final case class TakeTask(plan: ReadPlan, files: IndexedSeq[SnapshotFile], version: String, addresses: Array[Long]) {
+  def read(conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    Take.run(
+      plan,
+      files,
+      version,
+      addresses.map(a => ColumnRequest.fragmentOf(a) -> ColumnRequest.rowOf(a).toLong),
+      conf,
+      allocator
+    )
 }

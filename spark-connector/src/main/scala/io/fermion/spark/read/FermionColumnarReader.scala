@@ -1,14 +1,13 @@
 package io.fermion.spark.read
 
-import io.fermion.core.scan.{ReadPlan, ScanColumn, ScanTask, ScanTaskReader}
+import io.fermion.core.scan.{ReadPlan, ScanTask, ScanTaskReader}
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.fermion.InputFiles
 import org.apache.spark.sql.connector.metric.CustomTaskMetric
 import org.apache.spark.sql.connector.read.PartitionReader
-import org.apache.spark.sql.execution.vectorized.ConstantColumnVector
-import org.apache.spark.sql.types.{ArrayType, MapType, StructType}
+import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 /** Spark's view of a core [[ScanTaskReader]]: each core batch becomes a ColumnarBatch over the
@@ -40,16 +39,7 @@ final class FermionColumnarReader(plan: ReadPlan, task: ScanTask, readSchema: St
     val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
       val t = readSchema.fields(i).dataType
       if (coreIndex(i) < 0) MetadataColumns.fileMetadata(t.asInstanceOf[StructType], split, b.numRows)
-      else b.columns(coreIndex(i)) match {
-        case ScanColumn.Values(v) => DirectArrowColumnVector.of(v, t)
-        case ScanColumn.Nulls(_) =>
-          val v = new ConstantColumnVector(b.numRows, t)
-          v.setNull()
-          v
-        case l: ScanColumn.Lengths if t.isInstanceOf[ArrayType] || t.isInstanceOf[MapType] =>
-          new DeferredElementsColumnVector(t, l.lengths, () => l.elements)
-        case l: ScanColumn.Lengths => DirectArrowColumnVector.of(l.elements, t)
-      }
+      else SparkColumns.of(b.columns(coreIndex(i)), t, b.numRows)
     }.toArray
     current = new ColumnarBatch(columns, b.numRows)
     true

@@ -24,6 +24,7 @@ final class FermionScanBuilder(
   private var pushed: Array[Predicate] = Array.empty
   private var filter: Option[FilterExpr] = None
   private var aggregation: Option[MetadataAggregates] = None
+  private var lookup: Option[RowLookup] = None
 
   /** Each task stops after `n` rows; Spark keeps its own LIMIT on top (partial pushdown). */
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
@@ -37,6 +38,8 @@ final class FermionScanBuilder(
       else predicates.map(p => p -> SparkPredicateTranslation.translate(p, tableSchema))
     pushed = translated.collect { case (p, Some(_)) => p }
     filter = translated.flatMap(_._2).reduceOption[FilterExpr](FilterExpr.And)
+    lookup = if (readerOptions.filterPushdown && !wholeFiles) RowLookup.of(predicates.toSeq) else None
+    pushed = pushed ++ predicates.filter(p => RowLookup.of(p).nonEmpty && !pushed.contains(p))
     predicates
   }
 
@@ -59,6 +62,7 @@ final class FermionScanBuilder(
       .deferListElements()
     filter.foreach(builder.filter)
     if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
+    lookup.foreach(l => return new FermionTakeScan(builder.build(), l, tableSchema, required))
     val description =
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
         limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("")

@@ -1,0 +1,81 @@
+"""Random access: take by position, stable row id and address (the Python dataset API, a
+DataFrame of ids joined by takes per fragment, and `_rowid` / `_rowaddr` predicates pushed down
+to a take), compared with the same rows found by scanning."""
+import random
+
+import pytest
+
+from conftest import rows_of
+from fermion_spark.dataset import FermionDataset
+
+
+@pytest.fixture(scope="module")
+def changed(spark, tmp_path_factory):
+    """A dataset with stable row ids, nulls, nested values, a delete, a rename and an added column."""
+    path = str(tmp_path_factory.mktemp("take") / "t")
+    spark.range(0, 6000, 1, 3).selectExpr(
+        "id", "if(id % 11 = 0, null, concat('s', id)) as name",
+        "if(id % 13 = 0, null, transform(sequence(0, cast(id % 5 as int)), i -> cast(i * id as float))) as vec",
+        "named_struct('x', id % 7, 'y', if(id % 3 = 0, null, unhex(hex(id)))) as st",
+    ).write.format("fermion").option("stableRowIds", "true").option("stripeRows", "1000") \
+        .option("pageRows", "256").save(path)
+    spark.range(6000, 7000).selectExpr(
+        "id", "concat('s', id) as name", "array(cast(id as float)) as vec",
+        "named_struct('x', id % 7, 'y', unhex('00')) as st").write.format("fermion").mode("append").save(path)
+    ds = FermionDataset(spark, path)
+    ds.delete("id % 10 = 3")
+    ds.rename_column("name", "label")
+    ds.add_columns_from({"extra": "id * 2"})
+    return path
+
+
+def scan(spark, path):
+    return spark.read.format("fermion").option("filterPushdown", "false").load(path)
+
+
+def test_take_by_position_row_id_and_address_equals_the_scan(spark, changed):
+    ds = FermionDataset(spark, changed)
+    everything = scan(spark, changed).select("*", "_rowaddr", "_rowid").orderBy("_rowaddr").collect()
+    rnd = random.Random(3)
+    picks = [rnd.randrange(len(everything)) for _ in range(60)] + [0, 0, len(everything) - 1]
+    cols = ["id", "label", "vec", "st", "extra", "_rowaddr", "_rowid"]
+
+    def as_tuples(rows):
+        return [tuple(r[c] for c in cols) for r in rows]
+
+    expected = as_tuples([everything[p] for p in picks])
+    got = ds.take(picks).collect()
+    assert as_tuples(got) == expected, "positions, in request order, repeats kept"
+    got = ds.take_rows([everything[p]["_rowid"] for p in picks]).collect()
+    assert as_tuples(got) == expected
+    got = ds.take_addresses([everything[p]["_rowaddr"] for p in picks], columns=["st.y", "id"]).collect()
+    assert [(r["st"]["y"], r["id"]) for r in got] == [(everything[p]["st"]["y"], everything[p]["id"]) for p in picks]
+    # a deleted row is an error naming it, not a silent null
+    deleted_id = 13  # id % 10 == 3
+    with pytest.raises(Exception, match="deleted"):
+        ds.take_rows([deleted_id]).collect()
+
+
+def test_rowid_and_rowaddr_predicates_are_taken_not_scanned(spark, changed):
+    t = spark.read.format("fermion").load(changed)
+    ids = [5, 17, 13, 999, 6500, 123456789]  # 13 is deleted, 123456789 does not exist
+    q = t.where(f"_rowid IN ({', '.join(map(str, ids))})").select("id", "label", "_rowid")
+    plan = q._jdf.queryExecution().executedPlan().toString()
+    assert "Take: _rowid IN (6 values)" in plan, plan
+    expected = scan(spark, changed).where(f"_rowid IN ({', '.join(map(str, ids))})").select("id", "label", "_rowid")
+    assert rows_of(q) == rows_of(expected) and len(rows_of(q)) == 4
+    one = t.where("_rowid = 17 and label like 's1%'").select("id")
+    assert "Take" in one._jdf.queryExecution().executedPlan().toString()
+    assert [r.id for r in one.collect()] == [17]
+    addr = t.where("id = 6500").select("_rowaddr").collect()[0][0]
+    by_addr = t.where(f"_rowaddr = {addr}").select("id", "extra")
+    assert by_addr.collect() == [(6500, 13000)]
+
+
+def test_take_from_a_dataframe_of_ids_runs_takes_per_fragment(spark, changed):
+    ds = FermionDataset(spark, changed)
+    keys = spark.range(0, 7000, 7).selectExpr("id as k").union(spark.createDataFrame([(10**9,)], "k bigint"))
+    got = ds.take_rows(keys, columns=["id", "extra"], id_column="k")
+    base = scan(spark, changed).select("id", "extra", "_rowid")
+    expected = base.join(keys, base["_rowid"] == keys["k"]).selectExpr("id", "extra")
+    assert sorted((r.id, r.extra) for r in got.collect()) == sorted((r.id, r.extra) for r in expected.collect())
