@@ -6,11 +6,14 @@
 #   benchmarks/run.sh scans [--rows N]
 #   benchmarks/run.sh encodings [--rows N] [--lineitem-rows N]
 #   benchmarks/run.sh filters [--rows N]
+#   benchmarks/run.sh take [--rows N] [--blob-rows N]   (installs benchmarks/requirements.txt: pylance)
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 name="${1:?usage: benchmarks/run.sh <all|nested|wide|scans|encodings|filters> [options]}"; shift
 "$root/dev/package"
+# Formats compared outside Spark (Lance, Vortex): benchmark-only dependencies, never the product's.
+"$root/.venv/bin/pip" install -q -r "$root/benchmarks/requirements.txt"
 cd "$root/benchmarks"
 if [ "$name" = all ]; then
   for b in wide scans encodings filters nested; do

@@ -25,6 +25,7 @@ object Dependencies {
     "org.apache.arrow" % "arrow-vector" % arrowVersion,
     "org.apache.arrow" % "arrow-memory-netty" % arrowVersion,
     "com.github.luben" % "zstd-jni" % zstdJniVersion,
+    "org.roaringbitmap" % "RoaringBitmap" % roaringVersion,
     "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion,
     "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion
   )

@@ -14,6 +14,7 @@ does the work; every change commits a new version.
     ds.cleanup(retain_hours=24 * 7)        # remove old versions and unreferenced files
     spark.read.format("fermion").option("versionAsOf", 1).load("/data/events")
 """
+import struct
 from typing import Dict, Iterable, Optional, Sequence, Union
 
 from pyspark.sql import DataFrame, SparkSession
@@ -56,12 +57,10 @@ class FermionDataset:
         return None if columns is None else list(columns)
 
     def _longs(self, values):
+        # One little-endian int64 buffer crosses to the JVM in a single call.
         values = [int(v) for v in values]
-        sc = self._spark.sparkContext
-        arr = sc._gateway.new_array(sc._jvm.long, len(values))
-        for i, v in enumerate(values):
-            arr[i] = v
-        return arr
+        packed = struct.pack(f"<{len(values)}q", *values)
+        return self._spark.sparkContext._jvm.io.fermion.core.scan.Scan.keys(bytearray(packed))
 
     def take(self, positions: Iterable[int], columns: Optional[Sequence[str]] = None) -> DataFrame:
         """Rows by 0-based position in the latest version's row order (deleted rows not counted),

@@ -27,7 +27,9 @@ final private[scan] class FileTake(
     verifyChecksums: Boolean,
     /** Read whole pages even where only some values of a PLAIN page are needed (checks their CRC32). */
     wholePages: Boolean,
-    coalesceGap: Long
+    coalesceGap: Long,
+    /** Decoded VALIDITY and OFFSETS chunks kept between takes (None: decode every time). */
+    structures: Option[StructureCache] = None
 ) {
   private val path = reader.path
   private val pages = new PageDecoder(path, verifyChecksums)
@@ -47,7 +49,7 @@ final private[scan] class FileTake(
     val plans = stripes.map { case (stripe, rows) =>
       val stripeRows = reader.stripes.rowCount(stripe)
       rows.foreach(r => require(r >= 0 && r < stripeRows, s"row $r is outside stripe $stripe ($stripeRows rows)"))
-      columns.map { case (c, node) => new ColumnTake(reader.columnMetadata(c), node, stripe, stripeRows, rows) }
+      columns.map { case (c, node) => new ColumnTake(c, reader.columnMetadata(c), node, stripe, stripeRows, rows) }
     }
     // Round 1: VALIDITY and OFFSETS chunks of every node.
     val first = fetch(plans.flatten.flatMap(_.structureRanges))
@@ -93,7 +95,7 @@ final private[scan] class FileTake(
 
   /** One node of a column's projection in one stripe: its slots there, the requested ones, and
     * what was read for them. */
-  final private class NodeTake(val node: ProjectedNode, m: ColumnMetadataBlock, stripe: Int) {
+  final private class NodeTake(column: Int, val node: ProjectedNode, m: ColumnMetadataBlock, stripe: Int) {
     val field = node.field
     var slots = 0
 
@@ -104,9 +106,12 @@ final private[scan] class FileTake(
     var validity: Array[Byte] = _
     var allNull = false
 
-    /** Prefix sums of slot lengths (lists, maps, strings), slots + 1 entries. */
-    var offsets: Array[Int] = _
-    val children: IndexedSeq[NodeTake] = node.children.map(c => new NodeTake(c, m, stripe))
+    /** Where each slot's values start (lists, maps, strings); slot `slots` gives the end. */
+    var offsets: SlotOffsets = _
+    val children: IndexedSeq[NodeTake] = node.children.map(c => new NodeTake(column, c, m, stripe))
+
+    private def cached[T](stream: Int): Option[T] =
+      structures.flatMap(_.get(column, stream, stripe)).map(_.asInstanceOf[T])
 
     private def stream(own: Int) = node.streamOf(own)
     def hasOffsets: Boolean = field.ownStreamTypes.contains(StreamType.Offsets)
@@ -116,8 +121,8 @@ final private[scan] class FileTake(
     }
 
     def structureRanges: Seq[ByteRange] = {
-      val v = validityChunk.toSeq
-      val o = if (hasOffsets) offsetsChunk.toSeq else Nil
+      val v = if (cached[AnyRef](stream(0)).isEmpty) validityChunk.toSeq else Nil
+      val o = if (hasOffsets && cached[AnyRef](stream(1)).isEmpty) offsetsChunk.toSeq else Nil
       v ++ o ++ children.flatMap(_.structureRanges)
     }
 
@@ -147,7 +152,7 @@ final private[scan] class FileTake(
           val len = m.simpleLength(s, stripe)
           if (len == 0) validity = null
           else if (len == FileLayout.AllNullChunkLength) allNull = true
-          else {
+          else validity = cached[Array[Byte]](s).getOrElse {
             val bitmap = new Array[Byte]((slots + 7) >>> 3)
             var row = 0
             val off = m.simpleOffset(s, stripe)
@@ -167,44 +172,17 @@ final private[scan] class FileTake(
                 off,
                 s"VALIDITY chunk of `${field.name}` covers $row of $slots slots"
               )
-            validity = bitmap
+            structures.foreach(_.put(column, s, stripe, bitmap, bitmap.length.toLong))
+            bitmap
           }
       }
-      if (hasOffsets) {
-        offsets = new Array[Int](slots + 1)
-        offsetsChunk.foreach { r =>
-          var row = 0
-          pages.foreachPage(fetched(r.offset, r.length), r.offset, PageValues.Fixed(4), slots) { p =>
-            if (p.len != p.valueCount * 4)
-              throw new InvalidFermionFileException(
-                path,
-                r.offset,
-                s"OFFSETS page of `${field.name}` has ${p.len} bytes"
-              )
-            val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN)
-            var k = 0
-            var acc = offsets(row).toLong
-            while (k < p.valueCount) {
-              val n = lens.getInt(k * 4)
-              acc += n
-              if (n < 0 || acc > Int.MaxValue)
-                throw new InvalidFermionFileException(
-                  path,
-                  r.offset,
-                  s"lengths of `${field.name}` exceed 2^31 in one stripe"
-                )
-              offsets(row + k + 1) = acc.toInt
-              k += 1
-            }
-            row += p.valueCount
-          }
-          if (row != slots)
-            throw new InvalidFermionFileException(
-              path,
-              r.offset,
-              s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots"
-            )
+      if (hasOffsets) offsets = cached[SlotOffsets](stream(1)).getOrElse {
+        val decoded = offsetsChunk match {
+          case None => SlotOffsets.Constant(0, slots)
+          case Some(r) => readOffsets(fetched(r.offset, r.length), r.offset)
         }
+        structures.foreach(_.put(column, stream(1), stripe, decoded, decoded.bytes))
+        decoded
       }
       // Children: a struct's have the node's slots; a list's or map's the elements of its slots.
       field.dataType match {
@@ -218,6 +196,57 @@ final private[scan] class FileTake(
           children.foreach { c => c.wanted = w; c.readStructure(fetched, offsets(slots)) }
         case _ =>
       }
+    }
+
+    /** An OFFSETS chunk as slot offsets: one CONSTANT page (every slot the same length, as for
+      * fixed-size vectors and fixed-length strings) needs no decoding; otherwise lengths are
+      * summed into prefix offsets. */
+    private def readOffsets(chunk: ByteBuffer, at: Long): SlotOffsets = {
+      if (chunk.remaining >= PageHeader.Size) {
+        val h = PageHeader.decode(chunk, chunk.position())
+        if (
+          PageHeader.Size + h.storedLength == chunk.remaining && h.encoding == PageEncoding.Constant &&
+          h.codec == io.fermion.core.codec.PageCodec.None && h.valueCount == slots && h.storedLength == 4
+        ) {
+          val length = chunk.getInt(chunk.position() + PageHeader.Size)
+          if (verifyChecksums && reader.footer.hasPageCrc) {
+            val crc = new java.util.zip.CRC32
+            val body = new Array[Byte](4)
+            chunk.duplicate().position(chunk.position() + PageHeader.Size).get(body)
+            crc.update(body)
+            if (crc.getValue.toInt != h.crc32)
+              throw new io.fermion.core.errors.FermionChecksumException(path, at, "page", h.crc32, crc.getValue.toInt)
+          }
+          if (length < 0 || length.toLong * slots > Int.MaxValue)
+            throw new InvalidFermionFileException(path, at, s"lengths of `${field.name}` exceed 2^31 in one stripe")
+          return SlotOffsets.Constant(length, slots)
+        }
+      }
+      val prefix = new Array[Int](slots + 1)
+      var row = 0
+      pages.foreachPage(chunk, at, PageValues.Fixed(4), slots) { p =>
+        if (p.len != p.valueCount * 4)
+          throw new InvalidFermionFileException(path, at, s"OFFSETS page of `${field.name}` has ${p.len} bytes")
+        val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN)
+        var k = 0
+        var acc = prefix(row).toLong
+        while (k < p.valueCount) {
+          val n = lens.getInt(k * 4)
+          acc += n
+          if (n < 0 || acc > Int.MaxValue)
+            throw new InvalidFermionFileException(path, at, s"lengths of `${field.name}` exceed 2^31 in one stripe")
+          prefix(row + k + 1) = acc.toInt
+          k += 1
+        }
+        row += p.valueCount
+      }
+      if (row != slots)
+        throw new InvalidFermionFileException(
+          path,
+          at,
+          s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots"
+        )
+      SlotOffsets.Prefix(prefix)
     }
 
     def isValid(slot: Int): Boolean =
@@ -287,13 +316,14 @@ final private[scan] class FileTake(
   }
 
   final private class ColumnTake(
+      column: Int,
       cmb: Option[ColumnMetadataBlock],
       node: ProjectedNode,
       stripe: Int,
       rows: Int,
       wanted: Array[Int]
   ) {
-    private val root = cmb.map(m => new NodeTake(node, m, stripe))
+    private val root = cmb.map(m => new NodeTake(column, node, m, stripe))
     root.foreach(_.wanted = wanted)
 
     def structureRanges: Seq[ByteRange] = root.toSeq.flatMap(_.structureRanges)
@@ -468,3 +498,43 @@ final private[scan] case class DataRead(
     partial: Boolean,
     width: Int
 )
+
+/** Where each slot of a node starts in its child (lists, maps) or its value bytes (strings), for
+  * the slots of one stripe; `apply(slots)` is the end. */
+sealed private[scan] trait SlotOffsets {
+  def apply(slot: Int): Int
+  def bytes: Long
+}
+
+private[scan] object SlotOffsets {
+  final case class Prefix(offsets: Array[Int]) extends SlotOffsets {
+    def apply(slot: Int): Int = offsets(slot)
+    def bytes: Long = offsets.length * 4L
+  }
+
+  /** Every slot of the same length. */
+  final case class Constant(length: Int, slots: Int) extends SlotOffsets {
+    def apply(slot: Int): Int = length * slot
+    def bytes: Long = 16
+  }
+}
+
+/** Decoded VALIDITY bitmaps and slot offsets of one file kept between takes, least recently used
+  * dropped first beyond `maxBytes`. Keys: (column, stream, stripe). */
+final private[scan] class StructureCache(maxBytes: Long) {
+  private val entries = new java.util.LinkedHashMap[(Int, Int, Int), (AnyRef, Long)](16, 0.75f, true)
+  private var size = 0L
+
+  def get(column: Int, stream: Int, stripe: Int): Option[AnyRef] = synchronized {
+    Option(entries.get((column, stream, stripe))).map(_._1)
+  }
+
+  def put(column: Int, stream: Int, stripe: Int, value: AnyRef, bytes: Long): Unit = synchronized {
+    if (bytes <= maxBytes) {
+      Option(entries.put((column, stream, stripe), (value, bytes))).foreach(old => size -= old._2)
+      size += bytes
+      val it = entries.entrySet().iterator()
+      while (size > maxBytes && it.hasNext) { size -= it.next().getValue._2; it.remove() }
+    }
+  }
+}

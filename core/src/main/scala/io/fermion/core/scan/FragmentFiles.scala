@@ -76,10 +76,17 @@ final private[scan] class FragmentFiles private (
 
   def isDeleted(row: Long): Boolean = deleted.exists(_.contains(row.toInt))
 
+  /** Decoded structure streams of each file, kept for later takes while these files stay open. */
+  lazy val structures: IndexedSeq[StructureCache] =
+    sources.map(_ => new StructureCache(FragmentFiles.StructureCacheBytes))
+
   override def close(): Unit = sources.foreach(_.close())
 }
 
 private[scan] object FragmentFiles {
+
+  /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
+  val StructureCacheBytes: Long = 16L << 20
 
   /** Opens the fragment's files (and reads its deletion file); closes them again if that fails. */
   def open(file: SnapshotFile, plan: ReadPlan, conf: Configuration): FragmentFiles = {

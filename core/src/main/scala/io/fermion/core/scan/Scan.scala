@@ -13,9 +13,16 @@ import io.fermion.core.schema.FermionField
   * val it = scan.batches(conf, allocator)
   * try it.foreach(b => println(b.numRows)) finally it.close()
   * }}}
-  */
+  * Takes ([[takeAddresses]], ...) keep the files they open until [[close]]: reuse one scan for
+  * many takes. */
 final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val fields: IndexedSeq[FermionField])
-    extends Serializable {
+    extends Serializable with AutoCloseable {
+
+  /** Files that takes opened, kept open for the next take until [[close]]. */
+  @transient private lazy val takeCache = new FragmentCache
+
+  /** Closes the files that takes keep open (a scan used only for [[batches]] or tasks holds none). */
+  override def close(): Unit = takeCache.close()
 
   /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. */
   def planTasks(sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = TaskPlanner.plan(snapshot.files, sizing)
@@ -31,8 +38,9 @@ final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val 
   def takeAddresses(addresses: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
     take(addresses.map(a => ColumnRequest.fragmentOf(a) -> ColumnRequest.rowOf(a).toLong), conf, allocator)
 
+  // One take at a time per scan: the files it keeps open are not shared by concurrent reads.
   private def take(requests: Array[(Long, Long)], conf: Configuration, allocator: BufferAllocator): ScanBatch =
-    Take.run(plan, snapshot.files, Take.versionText(snapshot), requests, conf, allocator)
+    synchronized(Take.run(plan, snapshot.files, Take.versionText(snapshot), requests, conf, allocator, Some(takeCache)))
 
   /** `addresses` cut into at most `maxTasks` tasks of whole fragments, each carrying only its
     * fragments' files: a take spread over an engine's executors. */
@@ -80,6 +88,18 @@ final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val 
     * when a limit was set. Close the iterator (it closes the current batch and files). */
   def batches(conf: Configuration, allocator: BufferAllocator): ScanIterator =
     new ScanIterator(plan, fileTasks, conf, allocator)
+}
+
+object Scan {
+
+  /** `keys` packed as little-endian int64s (how callers without cheap JVM arrays, such as Python,
+    * pass many row keys at once). */
+  def keys(littleEndianInt64s: Array[Byte]): Array[Long] = {
+    val b = java.nio.ByteBuffer.wrap(littleEndianInt64s).order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer()
+    val out = new Array[Long](b.remaining())
+    b.get(out)
+    out
+  }
 }
 
 /** The batches of several tasks read one after another on this thread. */

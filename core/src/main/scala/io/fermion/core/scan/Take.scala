@@ -21,7 +21,9 @@ private[scan] object Take {
       version: String,
       requests: Array[(Long, Long)],
       conf: Configuration,
-      allocator: BufferAllocator
+      allocator: BufferAllocator,
+      /** Open files to reuse (a long-lived scan keeps them open between takes), or None. */
+      cache: Option[FragmentCache] = None
   ): ScanBatch = {
     val root = plan.root
     val byId = files.map(f => f.fragmentId -> f).toMap
@@ -43,7 +45,7 @@ private[scan] object Take {
           throw new FermionRowNotFoundException(root, s"no fragment $fragment in $version")
         )
         rowIdStart(fi) = file.rowIdStart
-        val files = FragmentFiles.open(file, plan, conf)
+        val files = cache.map(_.get(file, plan, conf)).getOrElse(FragmentFiles.open(file, plan, conf))
         try {
           val mine = requests.indices.filter(i => requests(i)._1 == fragment)
           mine.foreach { i =>
@@ -81,7 +83,7 @@ private[scan] object Take {
             stripes.indices.foreach(k => ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = v })
           }
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
-        } finally files.close()
+        } finally if (cache.isEmpty) files.close()
       }
       val columns = scala.collection.mutable.ArrayBuffer.empty[ScanColumn]
       try plan.columns.indices.foreach { out =>
@@ -252,4 +254,17 @@ final case class TakeTask(plan: ReadPlan, files: IndexedSeq[SnapshotFile], versi
       conf,
       allocator
     )
+}
+
+/** Fragments kept open between takes of one [[Scan]] (footer, schema, CIT and CMBs read once). */
+final private[scan] class FragmentCache extends AutoCloseable {
+  private val open = new java.util.concurrent.ConcurrentHashMap[Long, FragmentFiles]()
+
+  def get(file: SnapshotFile, plan: ReadPlan, conf: Configuration): FragmentFiles =
+    open.computeIfAbsent(file.fragmentId, _ => FragmentFiles.open(file, plan, conf))
+
+  override def close(): Unit = {
+    open.values().forEach(_.close())
+    open.clear()
+  }
 }

@@ -52,7 +52,8 @@ final class FermionTakeReaderFactory(readSchema: StructType, conf: Broadcast[Ser
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
     new PartitionReader[ColumnarBatch] {
       private val task = partition.asInstanceOf[FermionTakePartition].task
-      private val allocator: BufferAllocator = FermionColumnarReader.root.newChildAllocator("fermion-take", 0, Long.MaxValue)
+      private val allocator: BufferAllocator =
+        FermionColumnarReader.root.newChildAllocator("fermion-take", 0, Long.MaxValue)
       private var batch: io.fermion.core.scan.ScanBatch = _
       private var done = false
 
@@ -76,7 +77,8 @@ final class FermionTakeReaderFactory(readSchema: StructType, conf: Broadcast[Ser
       override def currentMetricsValues(): Array[CustomTaskMetric] =
         FermionScanMetrics.taskValues(Option(batch).map(_.metrics).getOrElse(io.fermion.core.scan.ScanMetrics()))
 
-      override def close(): Unit = try { if (batch != null) batch.close() }
-      finally allocator.close()
+      override def close(): Unit =
+        try { if (batch != null) batch.close() }
+        finally allocator.close()
     }
 }

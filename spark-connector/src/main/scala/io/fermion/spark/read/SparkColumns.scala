@@ -24,7 +24,8 @@ object SparkColumns {
 
   /** The rows of a core batch as Spark rows (copied: they outlive the batch). */
   def rows(batch: ScanBatch, schema: StructType): IndexedSeq[InternalRow] = {
-    val columns: Array[ColumnVector] = schema.fields.indices.map(i => of(batch.columns(i), schema(i).dataType, batch.numRows)).toArray
+    val columns: Array[ColumnVector] =
+      schema.fields.indices.map(i => of(batch.columns(i), schema(i).dataType, batch.numRows)).toArray
     val b = new ColumnarBatch(columns, batch.numRows)
     val out = IndexedSeq.newBuilder[InternalRow]
     val it = b.rowIterator()
