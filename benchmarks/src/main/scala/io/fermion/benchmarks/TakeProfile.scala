@@ -30,7 +30,9 @@ object TakeProfile {
       ms
     }
     val sorted = times.drop(takes / 5).sorted
-    println(f"median ${sorted(sorted.size / 2)}%.2f ms, mean ${sorted.sum / sorted.size}%.2f ms over ${sorted.size} takes of $k rows")
+    println(
+      f"median ${sorted(sorted.size / 2)}%.2f ms, mean ${sorted.sum / sorted.size}%.2f ms over ${sorted.size} takes of $k rows"
+    )
     scan.close()
     allocator.close()
   }

@@ -96,6 +96,9 @@ object NestedData {
       case b: IntVector =>
         b.allocateNew(n);
         values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Int]))
+      case b: Float4Vector =>
+        b.allocateNew(n);
+        values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Float]))
       case b: Float8Vector =>
         b.allocateNew(n);
         values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Double]))

@@ -1,7 +1,7 @@
 package io.fermion.core.compaction
 
 import io.fermion.core.dataset._
-import io.fermion.core.read.ReaderOptions
+import io.fermion.core.read.{FermionFileReader, ReaderOptions}
 import io.fermion.core.scan.{ReadAt, Snapshot, SnapshotFile}
 import io.fermion.core.write.{FermionFileWriter, WriterOptions}
 import org.apache.arrow.memory.RootAllocator
@@ -39,17 +39,27 @@ object Compaction {
     val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
     if (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size) return None
     val snapshot = Snapshot.ofManifest(dataset, base).withFragments(candidates.map(_.id).toSet)
+    // Batch-mode files are rewritten only with each other, as batch files again.
+    val batched = snapshot.files.map { f =>
+      val r = FermionFileReader.open(new Path(f.path), dataset.fs.getConf, ReaderOptions())
+      try f.fragmentId -> r.batchIndex.nonEmpty
+      finally r.close()
+    }.toMap
     // Fragments in order, cut into groups of about rows / outputs rows each.
     val perGroup = math.max(1L, (rows + outputs - 1) / outputs)
     val groups = scala.collection.mutable.ArrayBuffer.empty[CompactionGroup]
-    var current = IndexedSeq.empty[SnapshotFile]
-    var currentRows = 0L
-    snapshot.files.foreach { f =>
-      current :+= f
-      currentRows += candidates.find(_.id == f.fragmentId).map(_.rowCount).getOrElse(0L)
-      if (currentRows >= perGroup) { groups += CompactionGroup(current); current = IndexedSeq.empty; currentRows = 0L }
+    for (kind <- Seq(false, true)) {
+      var current = IndexedSeq.empty[SnapshotFile]
+      var currentRows = 0L
+      snapshot.files.filter(f => batched(f.fragmentId) == kind).foreach { f =>
+        current :+= f
+        currentRows += candidates.find(_.id == f.fragmentId).map(_.rowCount).getOrElse(0L)
+        if (currentRows >= perGroup) {
+          groups += CompactionGroup(current, kind); current = IndexedSeq.empty; currentRows = 0L
+        }
+      }
+      if (current.nonEmpty) groups += CompactionGroup(current, kind)
     }
-    if (current.nonEmpty) groups += CompactionGroup(current)
     Some(CompactionPlan(
       dataset.name,
       base.version,
@@ -70,10 +80,31 @@ object Compaction {
     val (relative, file) = dataset.newDataFile()
     val allocator = new RootAllocator(Long.MaxValue)
     try {
-      val writer = FermionFileWriter.create(file, conf, plan.schema, plan.writerOptions)
+      val writer =
+        if (group.batches) FermionFileWriter.createBatched(file, conf, plan.schema, plan.writerOptions)
+        else FermionFileWriter.create(file, conf, plan.schema, plan.writerOptions)
       try {
-        val batches = snapshot.scanBuilder().options(ReaderOptions()).build().batches(conf, allocator)
-        try batches.foreach(b => writer.write(plan.schema.fields.indices.map(b.vector), b.numRows))
+        val builder = snapshot.scanBuilder().options(ReaderOptions())
+        if (group.batches) builder.withBatchColumns()
+        val batches = builder.build().batches(conf, allocator)
+        val columns = plan.schema.fields.indices
+        try batches.foreach { b =>
+            val vectors = columns.map(b.vector)
+            if (!group.batches) writer.write(vectors, b.numRows)
+            else {
+              // Rows of one batch are consecutive (and never span two scan batches: one stripe).
+              val ids = b.vector(columns.size).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+              var from = 0
+              while (from < b.numRows) {
+                var until = from + 1
+                while (until < b.numRows && ids.get(until) == ids.get(from)) until += 1
+                writer.startBatch(ids.get(from))
+                writer.write(vectors, from, until - from)
+                writer.endBatch()
+                from = until
+              }
+            }
+          }
         finally batches.close()
         writer.close()
         Fragment(0, writer.rowsWritten, IndexedSeq(DataFile(relative, plan.schema.fields.map(_.fieldId))), None)
@@ -102,8 +133,8 @@ object Compaction {
   }
 }
 
-/** Fragments rewritten together into one file. */
-final case class CompactionGroup(files: IndexedSeq[SnapshotFile])
+/** Fragments rewritten together into one file (a batch-mode file when `batches`). */
+final case class CompactionGroup(files: IndexedSeq[SnapshotFile], batches: Boolean = false)
 
 /** A compaction of `fragments` (holding `rows` live rows) of version `readVersion`. */
 final case class CompactionPlan(

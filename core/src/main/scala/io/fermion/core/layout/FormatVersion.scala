@@ -5,8 +5,9 @@ package io.fermion.core.layout
   * ignores or rejects with a typed error where it meets them, never misreads: 1.1 added the page
   * encodings other than PLAIN, which a 1.0 reader reports as "unknown page encoding"; 1.2 added
   * bloom filters after DATA chunks (their length in the FullChunkDesc's last word), which 1.1
-  * readers ignore. */
+  * readers ignore; 1.3 added batch mode (settings bit 1, BATCH_META chunks inside the stripes'
+  * ranges and a batch index before the first CMB), which 1.2 readers ignore. */
 object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 2
+  val Minor: Int = 3
 }

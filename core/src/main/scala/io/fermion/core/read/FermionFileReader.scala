@@ -54,6 +54,12 @@ final class FermionFileReader private (
   def decodeNanos: Long = { var n = 0L; allDecoders.forEach(d => n += d.pages.decodeNanos); n }
   def bytesRead: Long = input.bytesRead
 
+  /** Where the CMB area starts (CIT.offset[0]); in a batch-mode file the batch index ends there. */
+  def cmbAreaStart: Long = cit.cmbAreaStart
+
+  /** The batch index of a batch-mode file (format 1.3; settings bit 1), loaded on first use. */
+  lazy val batchIndex: Option[BatchIndex] = BatchIndex.load(this, options.verifyChecksums)
+
   /** The bloom filter of a flat column's DATA chunk in `stripe`, if the writer made one (its CRC32
     * checked like a page's). */
   def bloomFilter(column: Int, stripe: Int): Option[io.fermion.core.bloom.SplitBlockBloomFilter] =

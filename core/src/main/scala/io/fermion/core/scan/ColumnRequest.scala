@@ -18,8 +18,16 @@ object ColumnRequest {
   /** `_rowid`: the row's stable id in datasets created with stable row ids, else null (int64). */
   case object RowId extends ColumnRequest
 
+  /** `batch_id`: the id of the batch a row belongs to, in batch-mode files (else null; int64). */
+  case object BatchId extends ColumnRequest
+
+  /** `index_in_batch`: the row's 0-based position within its batch (else null; int32). */
+  case object IndexInBatch extends ColumnRequest
+
   val RowAddressName = "_rowaddr"
   val RowIdName = "_rowid"
+  val BatchIdName = "batch_id"
+  val IndexInBatchName = "index_in_batch"
 
   /** Fragment id of a `_rowaddr`. */
   def fragmentOf(address: Long): Long = address >>> 32

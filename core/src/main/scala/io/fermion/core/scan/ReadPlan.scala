@@ -20,8 +20,26 @@ final case class ReadPlan(
     /** Top-level lists and maps are decoded lengths first, their elements only when asked for. */
     deferElements: Boolean,
     /** Return only rows that satisfy the filter (else the filter only skips data). */
-    exactFilter: Boolean
+    exactFilter: Boolean,
+    /** Only rows of these batches (batch-mode files; rows of other files have no batch). */
+    batches: Option[BatchSelection] = None
 )
+
+/** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */
+final case class BatchSelection(ids: Option[Set[Long]], min: Option[Long], max: Option[Long]) {
+  def contains(id: Long): Boolean =
+    ids.forall(_.contains(id)) && min.forall(id >= _) && max.forall(id <= _)
+
+  /** Whether a stripe whose batch ids lie in [lo, hi] may hold one of these batches. */
+  def overlaps(lo: Long, hi: Long): Boolean =
+    min.forall(hi >= _) && max.forall(lo <= _) && ids.forall(_.exists(i => i >= lo && i <= hi))
+
+  def intersect(o: BatchSelection): BatchSelection = BatchSelection(
+    (ids, o.ids) match { case (Some(a), Some(b)) => Some(a & b); case (a, b) => a.orElse(b) },
+    (min ++ o.min).maxOption,
+    (max ++ o.max).minOption
+  )
+}
 
 /** A column of a [[ReadPlan]]. */
 sealed trait PlannedColumn extends Serializable {
@@ -39,4 +57,6 @@ object PlannedColumn {
 
   case object RowAddress extends PlannedColumn { def name: String = ColumnRequest.RowAddressName }
   case object RowId extends PlannedColumn { def name: String = ColumnRequest.RowIdName }
+  case object BatchId extends PlannedColumn { def name: String = ColumnRequest.BatchIdName }
+  case object IndexInBatch extends PlannedColumn { def name: String = ColumnRequest.IndexInBatchName }
 }

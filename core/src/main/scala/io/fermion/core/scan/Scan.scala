@@ -70,6 +70,11 @@ final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val 
   def takeRowIds(ids: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
     take(Take.locateRowIds(this, ids), conf, allocator)
 
+  /** Every row of the batches `ids` (batch-mode files), batch after batch in the order asked for,
+    * rows in batch order: each batch's rows sit in the same pages of every column (format 16.10). */
+  def takeBatches(ids: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
+    synchronized(take(Take.locateBatches(this, ids, conf, takeCache), conf, allocator))
+
   /** The `_rowaddr`s of the rows with stable ids `ids` that the snapshot holds (deleted rows
     * included; see [[liveAddresses]]), found without reading data; unknown ids are dropped. */
   def rowIdAddresses(ids: Array[Long]): Array[Long] =

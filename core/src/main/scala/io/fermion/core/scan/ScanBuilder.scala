@@ -45,6 +45,20 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
   /** Adds `_rowid` (stable row ids; null unless the dataset assigns them) after the selected columns. */
   def withRowId(): ScanBuilder = { extra :+= ColumnRequest.RowId; this }
 
+  /** Adds `batch_id` and `index_in_batch` (batch-mode files; null elsewhere) after the selected columns. */
+  def withBatchColumns(): ScanBuilder = { extra :+= ColumnRequest.BatchId; extra :+= ColumnRequest.IndexInBatch; this }
+
+  /** Only rows of batches with these ids, found through each file's batch index (stripes by their
+    * min/max batch id, then rows by batch lengths): only the pages holding those batches are read. */
+  def batches(ids: Set[Long]): ScanBuilder = batchRange(BatchSelection(Some(ids), None, None))
+
+  /** Only rows of batches whose id lies in the selection (see [[BatchSelection]]). */
+  def batchRange(selection: BatchSelection): ScanBuilder = {
+    batchSelection = Some(batchSelection.fold(selection)(_.intersect(selection)))
+    this
+  }
+  private var batchSelection: Option[BatchSelection] = None
+
   /** Rows must satisfy `f` (column names as in the snapshot's schema). Statistics and bloom
     * filters skip stripes and pages that cannot match, then the filter is evaluated on the decoded
     * rows: rows returned satisfy every comparison on a flat top-level column exactly; parts of the
@@ -78,6 +92,8 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
     val planned = asked.map {
       case ColumnRequest.RowAddress => PlannedColumn.RowAddress
       case ColumnRequest.RowId => PlannedColumn.RowId
+      case ColumnRequest.BatchId => PlannedColumn.BatchId
+      case ColumnRequest.IndexInBatch => PlannedColumn.IndexInBatch
       case ColumnRequest.Data(req) =>
         schema.indexOf(req.name) match {
           case Some(i) =>
@@ -111,7 +127,8 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       readerOptions,
       rowLimit,
       deferElements = defer,
-      exactFilter = exact && filterExpr.nonEmpty && readerOptions.filterPushdown
+      exactFilter = exact && filterExpr.nonEmpty && readerOptions.filterPushdown,
+      batches = batchSelection
     )
     new Scan(snapshot, plan, planned.map(ScanBuilder.outputField))
   }
@@ -123,5 +140,7 @@ private[scan] object ScanBuilder {
     case PlannedColumn.Absent(_, field) => field
     case PlannedColumn.RowAddress => FermionField(c.name, -1, FermionType.Int64, nullable = false)
     case PlannedColumn.RowId => FermionField(c.name, -1, FermionType.Int64, nullable = true)
+    case PlannedColumn.BatchId => FermionField(c.name, -1, FermionType.Int64, nullable = true)
+    case PlannedColumn.IndexInBatch => FermionField(c.name, -1, FermionType.Int32, nullable = true)
   }
 }

@@ -45,9 +45,33 @@ final private[scan] class SplitReader private (
     plan.filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
 
   /** The split's stripes that the filter's statistics cannot rule out. */
-  private val stripes = stripeFilter match {
-    case Some(sf) => ownStripes.filter(sf.mightMatch)
-    case None => ownStripes
+  /** The file's batch index, when batches are selected or their columns read. */
+  private val batchIndex =
+    if (
+      plan.batches.nonEmpty || plan.columns.exists(c => c == PlannedColumn.BatchId || c == PlannedColumn.IndexInBatch)
+    )
+      reader.batchIndex
+    else None
+
+  private val stripes = {
+    val byStats = stripeFilter match {
+      case Some(sf) => ownStripes.filter(sf.mightMatch)
+      case None => ownStripes
+    }
+    plan.batches match {
+      case None => byStats
+      // A file without batches holds none of them.
+      case Some(b) =>
+        batchIndex.map(i => byStats.filter(s => b.overlaps(i.minBatchId(s), i.maxBatchId(s)))).getOrElse(Nil)
+    }
+  }
+
+  /** The rows of `stripe` in the selected batches. */
+  private def batchRows(stripe: Int, b: BatchSelection): RowRanges = {
+    val index = batchIndex.get
+    val (ids, _) = index.batches(stripe)
+    val starts = index.batchStarts(stripe)
+    RowRanges.of(ids.indices.filter(i => b.contains(ids(i))).map(i => (starts(i), starts(i + 1))))
   }
 
   /** The filter's flat columns: (name in the filter, source file, column index). */
@@ -96,7 +120,8 @@ final private[scan] class SplitReader private (
       val stripe = stripes(nextStripe)
       nextStripe += 1
       val rows = reader.stripes.rowCount(stripe)
-      val ranges = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
+      val byStats = stripeFilter.map(_.rowRanges(stripe)).getOrElse(RowRanges.all(rows))
+      val ranges = plan.batches.map(b => byStats.intersect(batchRows(stripe, b))).getOrElse(byStats)
       // Cutting rows out costs a copy per value: worth it only when most rows go.
       val pageSelection = if (ranges.rowCount.toLong * 2 <= rows) ranges else null
       if (ranges.isEmpty) stripesRuledOutByPages += 1
@@ -224,6 +249,12 @@ final private[scan] class SplitReader private (
             case None => ScanColumn.Nulls(RowIdField)
           }
         case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+        case c @ (PlannedColumn.BatchId | PlannedColumn.IndexInBatch) =>
+          batchIndex match {
+            case None => ScanColumn.Nulls(ScanBuilder.outputField(c))
+            case Some(index) =>
+              ScanColumn.Values(batchColumn(index, stripe, rows, keptRows, c == PlannedColumn.BatchId))
+          }
         case c: PlannedColumn.Stored =>
           byOutput.get(out) match {
             case None => ScanColumn.Nulls(c.request)
@@ -245,6 +276,39 @@ final private[scan] class SplitReader private (
 
   private val RowIdField =
     io.fermion.core.schema.FermionField(ColumnRequest.RowIdName, -1, FermionType.Int64, nullable = true)
+
+  /** `batch_id` (or `index_in_batch`) of each returned row, from the stripe's batch lengths. */
+  private def batchColumn(
+      index: io.fermion.core.read.BatchIndex,
+      stripe: Int,
+      rows: Int,
+      keptRows: Array[Int],
+      ids: Boolean
+  ): FieldVector = {
+    val (batchIds, _) = index.batches(stripe)
+    val starts = index.batchStarts(stripe)
+    val n = if (keptRows == null) rows else keptRows.length
+    val v: FieldVector =
+      if (ids) { val b = new BigIntVector(ColumnRequest.BatchIdName, allocator); b.allocateNew(n); b }
+      else {
+        val i = new org.apache.arrow.vector.IntVector(ColumnRequest.IndexInBatchName, allocator); i.allocateNew(n); i
+      }
+    var b = 0
+    var r = 0
+    while (r < n) {
+      val row = if (keptRows == null) r else keptRows(r)
+      if (row < starts(b) || row >= starts(b + 1)) {
+        b = java.util.Arrays.binarySearch(starts, row) match { case k if k >= 0 => k; case k => -k - 2 }
+      }
+      v match {
+        case big: BigIntVector => big.set(r, batchIds(b))
+        case int: org.apache.arrow.vector.IntVector => int.set(r, row - starts(b))
+      }
+      r += 1
+    }
+    v.setValueCount(n)
+    v
+  }
 
   /** `base` plus each returned row's offset in the fragment. */
   private def positions(base: Long, first: Long, rows: Int, keptRows: Array[Int]): BigIntVector = {

@@ -37,6 +37,10 @@ private[scan] object Take {
     val read = new Array[IndexedSeq[(Int, IndexedSeq[FieldVector])]](fragments.length)
     val presentByFragment = new Array[IndexedSeq[(Int, Int, Int, io.fermion.core.read.ProjectedNode)]](fragments.length)
     val rowIdStart = new Array[Option[Long]](fragments.length)
+    val wantsBatches = plan.columns.exists(c => c == PlannedColumn.BatchId || c == PlannedColumn.IndexInBatch)
+    // Per request: its batch's id and its index in the batch (Long.MinValue: not a batch-mode file).
+    val batchOf = if (wantsBatches) Array.fill(n)(Long.MinValue) else null
+    val indexInBatch = if (wantsBatches) Array.fill(n)(Long.MinValue) else null
     var bytes = 0L
     try {
       fragments.zipWithIndex.foreach { case (fragment, fi) =>
@@ -68,6 +72,16 @@ private[scan] object Take {
               s -> rows
             }
           presentByFragment(fi) = files.present
+          if (wantsBatches) files.reader.batchIndex.foreach { index =>
+            mine.foreach { i =>
+              val stripe = files.stripeOf(requests(i)._2)
+              val row = (requests(i)._2 - files.stripeFirstRow(stripe)).toInt
+              val starts = index.batchStarts(stripe)
+              val b = java.util.Arrays.binarySearch(starts, row) match { case k if k >= 0 => k; case k => -k - 2 }
+              batchOf(i) = index.batches(stripe)._1(b)
+              indexInBatch(i) = row - starts(b)
+            }
+          }
           val perSource = files.present.indices.groupBy(p => files.present(p)._2)
           val vectors = Array.fill(stripes.size)(new Array[FieldVector](files.present.size))
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
@@ -96,6 +110,12 @@ private[scan] object Take {
                 rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)
               ))
             case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+            case c @ PlannedColumn.BatchId =>
+              if (!wantsBatches || batchOf.forall(_ == Long.MinValue)) ScanColumn.Nulls(ScanBuilder.outputField(c))
+              else ScanColumn.Values(longs(n, allocator)(batchOf))
+            case c @ PlannedColumn.IndexInBatch =>
+              if (!wantsBatches || indexInBatch.forall(_ == Long.MinValue)) ScanColumn.Nulls(ScanBuilder.outputField(c))
+              else ScanColumn.Values(ints(n, allocator)(indexInBatch))
             case c: PlannedColumn.Stored =>
               gather(out, c, n, fragmentIndex, stripeOf, slot, read, presentByFragment, allocator)
           })
@@ -118,6 +138,15 @@ private[scan] object Take {
     v.allocateNew(n)
     var i = 0
     while (i < n) { val x = value(i); if (x == Long.MinValue) v.setNull(i) else v.set(i, x); i += 1 }
+    v.setValueCount(n)
+    v
+  }
+
+  private def ints(n: Int, allocator: BufferAllocator)(value: Int => Long): org.apache.arrow.vector.IntVector = {
+    val v = new org.apache.arrow.vector.IntVector("value", allocator)
+    v.allocateNew(n)
+    var i = 0
+    while (i < n) { val x = value(i); if (x == Long.MinValue) v.setNull(i) else v.set(i, x.toInt); i += 1 }
     v.setValueCount(n)
     v
   }
@@ -200,6 +229,39 @@ private[scan] object Take {
         if (lenient) None
         else throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
       } else Some(files(i).fragmentId -> (id - starts(i)))
+    }
+  }
+
+  /** (fragment id, row) of every row of the batches `ids`, batch after batch in the order asked
+    * for (rows in batch order). Batches are found through each file's batch index: only stripes
+    * whose min/max batch id admits an id decode their batch ids. A deleted row of a batch is left
+    * out; an id no file holds is a [[FermionRowNotFoundException]]. */
+  def locateBatches(scan: Scan, ids: Array[Long], conf: Configuration, cache: FragmentCache): Array[(Long, Long)] = {
+    val wanted = ids.toSet
+    val found = scala.collection.mutable.HashMap.empty[Long, IndexedSeq[(Long, Long)]]
+    scan.snapshot.files.foreach { file =>
+      val files = cache.get(file, scan.plan, conf)
+      files.reader.batchIndex.foreach { index =>
+        (0 until files.reader.numStripes).foreach { stripe =>
+          if (wanted.exists(id => index.mayHold(stripe, id))) {
+            val (batchIds, _) = index.batches(stripe)
+            val starts = index.batchStarts(stripe)
+            val first = files.stripeFirstRow(stripe)
+            batchIds.indices.foreach { b =>
+              if (wanted.contains(batchIds(b))) {
+                val rows = (starts(b) until starts(b + 1)).map(first + _).filterNot(files.isDeleted)
+                found(batchIds(b)) = found.getOrElse(batchIds(b), IndexedSeq.empty) ++ rows.map(file.fragmentId -> _)
+              }
+            }
+          }
+        }
+      }
+    }
+    ids.flatMap { id =>
+      found.getOrElse(
+        id,
+        throw new FermionRowNotFoundException(scan.plan.root, s"no batch $id in ${versionText(scan)}")
+      )
     }
   }
 

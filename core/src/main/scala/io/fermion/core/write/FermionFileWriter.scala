@@ -21,7 +21,9 @@ final class FermionFileWriter private (
     out: PositionedOutputFile,
     val schema: FermionSchema,
     options: WriterOptions,
-    stripeLayout: Option[IndexedSeq[Int]]
+    stripeLayout: Option[IndexedSeq[Int]],
+    /** Rows are appended as batches ([[appendBatch]]), which never straddle a page (format 16.10). */
+    val batchMode: Boolean = false
 ) extends Closeable {
   private val columns = schema.fields.map(new ColumnNodeBuffer(_))
   private val streamTypes = schema.fields.map(_.streamTypes)
@@ -60,20 +62,92 @@ final class FermionFileWriter private (
     write(vectors, root.getRowCount)
   }
 
-  def write(vectors: IndexedSeq[FieldVector], rowCount: Int): Unit = {
+  def write(vectors: IndexedSeq[FieldVector], rowCount: Int): Unit = write(vectors, 0, rowCount)
+
+  /** Appends rows `[from, from + rowCount)` of `vectors`. */
+  def write(vectors: IndexedSeq[FieldVector], from: Int, rowCount: Int): Unit = {
     require(!closed, "writer is closed")
     require(vectors.size == columns.size, s"expected ${columns.size} vectors, got ${vectors.size}")
+    if (batchMode && batchId.isEmpty)
+      throw new IllegalStateException("a batch-mode writer appends rows inside a batch: startBatch(id) first")
     var done = 0
     while (done < rowCount) {
-      val n = math.min(math.min(appendSlice, rowCount - done), stripeLimit - stripeRows)
+      // A batch stays in one stripe: the stripe is cut between batches only.
+      val n =
+        if (batchMode) math.min(appendSlice, rowCount - done)
+        else math.min(math.min(appendSlice, rowCount - done), stripeLimit - stripeRows)
       var c = 0
-      while (c < columns.size) { columns(c).append(vectors(c), done, n); c += 1 }
+      while (c < columns.size) { columns(c).append(vectors(c), from + done, n); c += 1 }
       stripeRows += n
       done += n
       val buffered = bufferedBytes
       if (buffered > peakBuffered) peakBuffered = buffered
-      if (stripeRows >= stripeLimit || (stripeLayout.isEmpty && buffered >= options.stripeMaxBytes)) flushStripe()
+      if (batchMode) batchRows += n
+      else if (stripeRows >= stripeLimit || (stripeLayout.isEmpty && buffered >= options.stripeMaxBytes)) flushStripe()
     }
+  }
+
+  // ---- batch mode ----
+
+  private var batchId: Option[Long] = None
+  private var batchRows = 0
+  private val stripeBatchIds = ArrayBuffer.empty[Long]
+  private val stripeBatchLengths = ArrayBuffer.empty[Int]
+  private val batchIndex = ArrayBuffer.empty[BatchMetaBlock.Entry]
+
+  /** Starts batch `id` (batch-mode writers): the rows [[write]] appends until [[endBatch]] form one
+    * batch, stored in one stripe and never across a page boundary of a column's DATA. */
+  def startBatch(id: Long): Unit = {
+    require(batchMode, "startBatch needs a batch-mode writer (FermionFileWriter.createBatched)")
+    if (batchId.nonEmpty) throw new IllegalStateException(s"batch ${batchId.get} is not ended")
+    if (stripeRows > 0 && (stripeRows >= stripeLimit || bufferedBytes >= options.stripeMaxBytes)) flushStripe()
+    batchId = Some(id)
+    batchRows = 0
+  }
+
+  def endBatch(): Unit = {
+    val id = batchId.getOrElse(throw new IllegalStateException("no batch started"))
+    if (batchRows == 0) throw new IllegalArgumentException(s"batch $id has no rows")
+    stripeBatchIds += id
+    stripeBatchLengths += batchRows
+    batchId = None
+  }
+
+  /** Appends all rows of `root` as batch `id`. */
+  def appendBatch(id: Long, root: VectorSchemaRoot): Unit = {
+    startBatch(id)
+    write(root)
+    endBatch()
+  }
+
+  /** Where the current stripe's batches end, in rows. */
+  private def batchEnds: Array[Int] =
+    if (!batchMode) null else stripeBatchLengths.scanLeft(0)(_ + _).drop(1).toArray
+
+  /** The stripe's two BATCH_META chunks (batch ids, batch lengths), after its columns' chunks. */
+  private def writeBatchMeta(): Unit = {
+    val settings = options.forColumn("")
+    val n = stripeBatchIds.size
+    def chunk(values: Array[Byte], width: Int): (Long, Long) = {
+      val start = out.position
+      val perPage = math.max(8, math.min(settings.pageRows, settings.pageSize / width))
+      var i = 0
+      while (i < n) {
+        val k = math.min(perPage, n - i)
+        pageWriter.writeFixed(values, i * width, k, width, settings)
+        i += k
+      }
+      (start, out.position - start)
+    }
+    val ids = java.nio.ByteBuffer.allocate(n * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    stripeBatchIds.foreach(ids.putLong)
+    val lens = java.nio.ByteBuffer.allocate(n * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    stripeBatchLengths.foreach(lens.putInt)
+    val (idsAt, idsLen) = chunk(ids.array(), 8)
+    val (lensAt, lensLen) = chunk(lens.array(), 4)
+    batchIndex += BatchMetaBlock.Entry(idsAt, idsLen, n, lensAt, lensLen, stripeBatchIds.min, stripeBatchIds.max)
+    stripeBatchIds.clear()
+    stripeBatchLengths.clear()
   }
 
   def bufferedBytes: Long = columns.iterator.map(_.bufferedBytes).sum
@@ -89,14 +163,16 @@ final class FermionFileWriter private (
 
   private def flushStripe(): Unit = if (stripeRows > 0) {
     val start = out.position
+    val ends = batchEnds
     var c = 0
     while (c < columns.size) {
-      val recs = encoder.encode(columns(c))
+      val recs = encoder.encode(columns(c), ends)
       var s = 0
       while (s < recs.size) { chunks(c)(s) += recs(s); s += 1 }
       columns(c).clear()
       c += 1
     }
+    if (batchMode) writeBatchMeta()
     stripes += StripeDirectory.Entry(start, out.position - start, stripeRows)
     totalRows += stripeRows
     stripeRows = 0
@@ -106,7 +182,10 @@ final class FermionFileWriter private (
   def close(): Unit = if (!closed) {
     closed = true
     try {
+      if (batchId.nonEmpty && batchRows > 0) endBatch() // close() ends an open batch
       flushStripe()
+      // The batch index fills the bytes between the last stripe and the first CMB.
+      if (batchMode) out.write(BatchMetaBlock.encode(batchIndex.toSeq))
       val rowsPerStripe = stripes.map(_.rowCount).toIndexedSeq
       val cmbOffsets = new Array[Long](columns.size + 1)
       val cmbCrcs = new Array[Int](columns.size)
@@ -135,7 +214,8 @@ final class FermionFileWriter private (
         numColumns = columns.size,
         stripeDirOffset = schemaOffset + schemaBytes.length,
         numStripes = stripes.size,
-        settings = if (options.pageChecksums) FileLayout.Settings.PageCrc32 else 0,
+        settings = (if (options.pageChecksums) FileLayout.Settings.PageCrc32 else 0) |
+          (if (batchMode) FileLayout.Settings.BatchMode else 0),
         citOffset = schemaOffset + schemaBytes.length + stripeDirBytes.length,
         numRows = totalRows,
         defaultPageSize = options.pageSize,
@@ -187,6 +267,12 @@ object FermionFileWriter {
 
   def create(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =
     new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options, None)
+
+  /** A batch-mode writer: rows are appended as batches ([[FermionFileWriter.appendBatch]], or
+    * `startBatch` / `write` / `endBatch`), each with an id; a batch never straddles a DATA page and
+    * stays in one stripe; the file carries a batch index (format 1.3, docs/format.md 16.10). */
+  def createBatched(path: Path, conf: Configuration, schema: FermionSchema, options: WriterOptions): FermionFileWriter =
+    new FermionFileWriter(PositionedOutputFile.create(path, conf), schema, options, None, batchMode = true)
 
   /** A writer whose stripes hold exactly `stripeRows(i)` rows each: the layout of another file of
     * the same fragment, so that a reader reads stripe i of both side by side. */

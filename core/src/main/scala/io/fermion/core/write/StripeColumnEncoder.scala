@@ -14,13 +14,63 @@ import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
 final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
   private val resolved = scala.collection.mutable.HashMap.empty[String, ColumnWriteOptions]
 
-  /** The chunks of `col`'s streams and then of its children's, depth first. */
-  def encode(col: ColumnNodeBuffer): IndexedSeq[ChunkRecord] = {
+  /** The chunks of `col`'s streams and then of its children's, depth first. `batchEnds` (batch
+    * mode) are the slots where the stripe's batches end, in `col`'s slots: DATA pages of any type
+    * but boolean end only there, unless one batch alone fills more than a page, which then starts
+    * a page of its own and ends its last one (docs/format.md 16.10). */
+  def encode(col: ColumnNodeBuffer, batchEnds: Array[Int] = null): IndexedSeq[ChunkRecord] = {
     val settings = resolved.getOrElseUpdate(col.path, options.forColumn(col.path))
-    ownChunks(col, settings) ++ col.children.flatMap(encode)
+    val own = ownChunks(col, settings, batchEnds)
+    // A list's or map's batches end, in its children's slots, where its own slots' elements end.
+    val childEnds =
+      if (batchEnds == null || col.field.dataType == io.fermion.core.schema.FermionType.Struct) batchEnds
+      else if (col.children.isEmpty) null
+      else {
+        val a = col.lengths.array
+        val out = new Array[Int](batchEnds.length)
+        var acc = 0
+        var slot = 0
+        var k = 0
+        while (k < batchEnds.length) {
+          while (slot < batchEnds(k)) {
+            acc += (a(slot * 4) & 0xff) | ((a(slot * 4 + 1) & 0xff) << 8) | ((a(slot * 4 + 2) & 0xff) << 16) |
+              (a(slot * 4 + 3) << 24)
+            slot += 1
+          }
+          out(k) = acc
+          k += 1
+        }
+        out
+      }
+    own ++ col.children.flatMap(c => encode(c, childEnds))
   }
 
-  private def ownChunks(col: ColumnNodeBuffer, settings: ColumnWriteOptions): IndexedSeq[ChunkRecord] = {
+  /** Where a page starting at `start` that would end at `end` ends. From a batch start: at the
+    * last batch end within `(start, end]`, or at `end` when the first batch alone is larger than a
+    * page. From inside such a large batch: at `end`, but never past that batch's end, so the batch
+    * owns its pages. */
+  private def cut(start: Int, end: Int, batchEnds: Array[Int]): Int =
+    if (batchEnds == null) end
+    else {
+      // The first batch end after `start`.
+      var lo = 0
+      var hi = batchEnds.length
+      while (lo < hi) { val mid = (lo + hi) >>> 1; if (batchEnds(mid) <= start) lo = mid + 1 else hi = mid }
+      val next = if (lo < batchEnds.length) batchEnds(lo) else end
+      val atBatchStart = start == 0 || (lo > 0 && batchEnds(lo - 1) == start)
+      if (!atBatchStart || next >= end) math.min(end, next)
+      else {
+        var last = lo
+        while (last + 1 < batchEnds.length && batchEnds(last + 1) <= end) last += 1
+        batchEnds(last)
+      }
+    }
+
+  private def ownChunks(
+      col: ColumnNodeBuffer,
+      settings: ColumnWriteOptions,
+      batchEnds: Array[Int]
+  ): IndexedSeq[ChunkRecord] = {
     val rows = col.rowCount
     val hasNulls = col.nullCount > 0
     val allNull = rows > 0 && col.nullCount == rows
@@ -37,8 +87,9 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         if (allNull || rows == 0) empty
         else if (col.isBool) boolDataChunk(col, hasNulls, settings)
         else if (col.isVariable) {
-          if (col.data.length == 0) empty else withBloom(col, variableDataChunk(col, hasNulls, settings), settings)
-        } else withBloom(col, fixedDataChunk(col, hasNulls, settings), settings)
+          if (col.data.length == 0) empty
+          else withBloom(col, variableDataChunk(col, hasNulls, settings, batchEnds), settings)
+        } else withBloom(col, fixedDataChunk(col, hasNulls, settings, batchEnds), settings)
     }
   }
 
@@ -116,13 +167,18 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
     ChunkRecord(start, out.position - start, allNull = false, col.nullCount, stats, recs.toIndexedSeq)
   }
 
-  private def fixedDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord =
+  private def fixedDataChunk(
+      col: ColumnNodeBuffer,
+      hasNulls: Boolean,
+      settings: ColumnWriteOptions,
+      batchEnds: Array[Int]
+  ): ChunkRecord =
     dataChunk(col) { recs =>
       val w = col.width
       val perPage = math.min(alignedRows(w, settings), settings.pageRows)
       var row = 0
       while (row < col.rowCount) {
-        val n = math.min(perPage, col.rowCount - row)
+        val n = cut(row, math.min(row + perPage, col.rowCount), batchEnds) - row
         val stats = PageStatistics.fixed(col.field.dataType, col.data.array, col.validity.array, hasNulls, row, n)
         val size = pages.writeFixed(col.data.array, row * w, n, w, settings)
         recs += PageRecord(size, n, nullsIn(col, row, n), stats)
@@ -145,7 +201,12 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
 
   /** Variable-width DATA pages hold whole values: a page ends at the first row boundary at or
     * past `pageSize` bytes, so one oversized value makes a page of its own. */
-  private def variableDataChunk(col: ColumnNodeBuffer, hasNulls: Boolean, settings: ColumnWriteOptions): ChunkRecord =
+  private def variableDataChunk(
+      col: ColumnNodeBuffer,
+      hasNulls: Boolean,
+      settings: ColumnWriteOptions,
+      batchEnds: Array[Int]
+  ): ChunkRecord =
     dataChunk(col) { recs =>
       val rows = col.rowCount
       val lens = new Array[Int](rows)
@@ -164,6 +225,8 @@ final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, op
         while (end < rows && (end == row || (bytes < settings.pageSize && end - row < settings.pageRows))) {
           bytes += lens(end); end += 1
         }
+        val aligned = cut(row, end, batchEnds)
+        while (end > aligned) { end -= 1; bytes -= lens(end) }
         val n = end - row
         val starts = new Array[Int](n)
         val pageLens = new Array[Int](n)
