@@ -25,7 +25,7 @@ def test_every_write_is_a_version_and_old_versions_stay_readable(spark, tmp_tabl
     spark.range(100, 103).selectExpr("id", "cast(id as string) as s").write.format("fermion").mode("overwrite").save(path)
     ds = FermionDataset(spark, path)
     hist = ds.versions().orderBy("version").collect()
-    assert [(r.version, r.operation, r.rows) for r in hist] == [(1, "append", 10), (2, "append", 15), (3, "overwrite", 3)]
+    assert [(r.version, r.operation, r.rows) for r in hist] == [(1, "create", 10), (2, "append", 15), (3, "overwrite", 3)]
     assert os.path.isdir(os.path.join(path, "_versions")) and os.path.isdir(os.path.join(path, "_transactions"))
     def read():  # a fresh reader each time: DataFrameReader.option mutates the reader
         return spark.read.format("fermion")

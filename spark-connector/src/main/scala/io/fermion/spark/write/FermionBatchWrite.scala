@@ -8,23 +8,30 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, Phys
 import org.apache.spark.sql.types.StructType
 
 /** The driver side of a write: tasks write new data files under `data/` (invisible until a
-  * manifest references them); the job commit makes each non-empty file a fragment and commits an
-  * append or overwrite as the dataset's next version (core's [[FermionDataset.commit]]), retrying
-  * over concurrent compatible commits. On abort the files are deleted. */
+  * manifest references them); the job commit makes each non-empty file a fragment and commits the
+  * write's [[WriteIntent]] (append, create, overwrite, compact) as the dataset's next version
+  * (core's [[FermionDataset.commit]]), retrying over concurrent compatible commits. The existence
+  * check of a create and the truncation of an overwrite are part of that one atomic commit. On
+  * abort the files are deleted. */
 final class FermionBatchWrite(
     path: String,
     schema: StructType,
     fermionSchema: FermionSchema,
     options: io.fermion.core.write.WriterOptions,
-    overwrite: Boolean,
+    intent: WriteIntent,
     latestVersion: Long,
     conf: SerializableHadoopConf,
-    compaction: Option[(Set[Long], Long)] = None,
-    datasetConfig: Map[String, String] = Map.empty
+    datasetConfig: Map[String, String] = Map.empty,
+    onCommit: Option[() => Unit] = None
 ) extends BatchWrite {
 
-  /** A compaction commits over the version it read, not the latest at planning time. */
-  private val readVersion = compaction.map(_._2).getOrElse(latestVersion)
+  /** A compaction commits over the version it read, a creation over version 0 (no dataset), the
+    * others over the latest version when the write was planned. */
+  private val readVersion = intent match {
+    case WriteIntent.Compact(_, v) => v
+    case WriteIntent.Create => 0L
+    case _ => latestVersion
+  }
 
   private def dataset = new FermionDataset(new Path(path), conf.value)
 
@@ -43,15 +50,21 @@ final class FermionBatchWrite(
     val topIds = fermionSchema.fields.map(_.fieldId)
     val fragments =
       withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
-    val op = if (compaction.nonEmpty) Operation.Compact(compaction.get._1, fragments)
-    else if (overwrite || readVersion == 0) {
-      if (readVersion == 0) Operation.Append(fermionSchema, fragments)
-      else Operation.Overwrite(fermionSchema, fragments)
-    } else Operation.Append(fermionSchema, fragments)
+    val op = intent match {
+      case WriteIntent.Compact(ids, _) => Operation.Compact(ids, fragments)
+      case WriteIntent.Create => Operation.Create(fermionSchema, fragments)
+      case WriteIntent.Overwrite => Operation.Overwrite(fermionSchema, fragments)
+      case WriteIntent.Append => Operation.Append(fermionSchema, fragments)
+    }
     // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
-    val config = if (readVersion == 0 || overwrite) datasetConfig else Map.empty[String, String]
+    val config = intent match {
+      case WriteIntent.Create | WriteIntent.Overwrite => datasetConfig
+      case WriteIntent.Append if readVersion == 0 => datasetConfig
+      case _ => Map.empty[String, String]
+    }
     try ds.commit(readVersion, op, config)
     catch { case t: Throwable => withRows.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
+    onCommit.foreach(_())
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = {
@@ -65,9 +78,9 @@ final class FermionBatchWrite(
 object FermionBatchWrite {
 
   /** The fragments and read version of a compaction's write (see FermionDatasets.compact). */
-  def compactionOf(options: Map[String, String]): Option[(Set[Long], Long)] =
+  def compactionOf(options: Map[String, String]): Option[WriteIntent.Compact] =
     for (ids <- io.fermion.spark.Compaction.fragments(options); v <- io.fermion.spark.Compaction.readVersion(options))
-      yield (ids, v)
+      yield WriteIntent.Compact(ids, v)
 }
 
 /** What a task reports to the driver: the data file it wrote (relative to the dataset root). */
