@@ -60,10 +60,14 @@ final class FermionTable(
 
   /** What DESCRIBE shows: provider, location, the catalog's properties (type, owner, comment,
     * `option.*` table options, TBLPROPERTIES). */
-  override def properties(): util.Map[String, String] =
-    (Map(TableCatalog.PROP_PROVIDER -> "fermion", TableCatalog.PROP_LOCATION -> path) ++ info.properties.filter {
-      case (k, _) => k != TableCatalog.PROP_IS_MANAGED_LOCATION && k != TableCatalog.PROP_TABLE_TYPE
-    }).asJava
+  override def properties(): util.Map[String, String] = {
+    val shown = info.properties.filter { case (k, v) =>
+      k != TableCatalog.PROP_IS_MANAGED_LOCATION && k != TableCatalog.PROP_TABLE_TYPE &&
+      // Spark's V1 entry lists each option twice: as `option.<key>` (kept) and as `<key>`.
+      !info.properties.get(TableCatalog.OPTION_PREFIX + k).contains(v)
+    }
+    (Map(TableCatalog.PROP_PROVIDER -> "fermion", TableCatalog.PROP_LOCATION -> path) ++ shown).asJava
+  }
 
   override def capabilities(): util.Set[TableCapability] = {
     val caps = Set(

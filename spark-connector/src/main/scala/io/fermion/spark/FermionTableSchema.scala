@@ -34,6 +34,18 @@ object FermionTableSchema {
     })
   }
 
+  /** Same column names and types, in order, nullability aside; CHAR(n) / VARCHAR(n) count as the
+    * strings they are stored as. */
+  def sameColumns(dataset: StructType, declared: StructType): Boolean = {
+    val plain = org.apache.spark.sql.catalyst.util.CharVarcharUtils.replaceCharVarcharWithStringInSchema(declared)
+    dataset.length == plain.length && dataset.fields.zip(plain.fields).forall { case (a, b) =>
+      a.name.equalsIgnoreCase(b.name) && io.fermion.spark.write.FermionWriteBuilder.sameIgnoringNullability(
+        a.dataType,
+        b.dataType
+      )
+    }
+  }
+
   /** `data` with every field, element and value nullable where `declared` says so, matched by name
     * (case-insensitively) within structs. */
   def withDeclaredNullability(data: StructType, declared: StructType): StructType = {

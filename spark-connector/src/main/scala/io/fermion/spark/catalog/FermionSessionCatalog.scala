@@ -97,16 +97,31 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       createDataset(path, schema, props)
       loadTable(ident)
     } else if (isFermionProvider(props)) {
-      val schema = checked(ident, columns, partitions, props)
+      val declared = checked(ident, columns, partitions, props)
       val withLocation = locate(ident, props)
-      super.createTable(ident, columns, partitions, withLocation.asJava)
       val path = withLocation(TableCatalog.PROP_LOCATION)
-      // The declared schema becomes the dataset's first version (the table keeps it); a location
-      // that holds a dataset already keeps it (Spark has checked that the columns agree).
-      if (schema.nonEmpty && !new FermionDataset(new Path(path), conf()).exists)
+      val existing = FermionTableSchema.of(snapshot(path))
+      // CREATE TABLE t USING fermion LOCATION '...' without columns: the dataset's; with columns:
+      // they must be the dataset's (nullability aside), as Spark checks for its own sources.
+      val schema = (existing, declared.isEmpty) match {
+        case (Some(s), true) => s
+        case (None, true) =>
+          throw new IllegalArgumentException(
+            s"No Fermion dataset at '$path' to take $ident's columns from; declare them"
+          )
+        case (Some(s), false) if !FermionTableSchema.sameColumns(s, declared) =>
+          throw new IllegalArgumentException(
+            s"The columns declared for $ident (${declared.toDDL}) are not those of the Fermion dataset at '$path' " +
+              s"(${s.toDDL}); declare them as the dataset has them, or leave them out"
+          )
+        case _ => declared
+      }
+      sessionCatalog.createTable(catalogEntry(ident, schema, withLocation, None), false, true)
+      // The declared schema becomes the dataset's first version (the table keeps it).
+      if (existing.isEmpty)
         try createDataset(path, schema, props)
         catch {
-          case e: io.fermion.core.dataset.FermionCommitConflictException
+          case _: io.fermion.core.dataset.FermionCommitConflictException
               if new FermionDataset(new Path(path), conf()).exists => // created meanwhile: it is the table's
         }
       loadTable(ident)

@@ -104,10 +104,17 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
     val m = t.snapshot.manifest
     val props = t.properties()
     def prop(k: String) = Option(props.get(k))
-    val kind = if (t.info.name.isEmpty) "PATH" else if (prop(TableCatalog.PROP_EXTERNAL).contains("true")) "EXTERNAL" else "MANAGED"
+    val kind = if (t.info.name.isEmpty) "PATH"
+    else if (prop(TableCatalog.PROP_EXTERNAL).contains("true")) "EXTERNAL" else "MANAGED"
     val userProps = scala.jdk.CollectionConverters.MapHasAsScala(props).asScala.toMap.filter { case (k, _) =>
-      !Set(TableCatalog.PROP_PROVIDER, TableCatalog.PROP_LOCATION, TableCatalog.PROP_COMMENT, TableCatalog.PROP_OWNER,
-        TableCatalog.PROP_EXTERNAL, TableCatalog.PROP_COLLATION).contains(k)
+      !Set(
+        TableCatalog.PROP_PROVIDER,
+        TableCatalog.PROP_LOCATION,
+        TableCatalog.PROP_COMMENT,
+        TableCatalog.PROP_OWNER,
+        TableCatalog.PROP_EXTERNAL,
+        TableCatalog.PROP_COLLATION
+      ).contains(k)
     }
     val lengths = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir).flatMap { dir =>
       try ds.fs.listStatus(new Path(ds.root, dir)).toSeq.map(s => s"$dir/${s.getPath.getName}" -> s.getLen)

@@ -42,7 +42,9 @@ object FermionSparkSessionExtensions {
   def installCatalog(session: SparkSession): Unit = {
     val conf = session.conf
     // Spark's own value when nothing is configured is "builtin".
-    if (conf.get(FermionSessionCatalog.ConfKey, "builtin") == "builtin" && conf.get(AutoInstallKey, "true").trim.toBoolean)
+    if (
+      conf.get(FermionSessionCatalog.ConfKey, "builtin") == "builtin" && conf.get(AutoInstallKey, "true").trim.toBoolean
+    )
       conf.set(FermionSessionCatalog.ConfKey, classOf[FermionSessionCatalog].getName)
   }
 
@@ -51,7 +53,8 @@ object FermionSparkSessionExtensions {
   def check(session: SparkSession, plan: LogicalPlan): Unit = plan.foreach {
     case a: AlterTableCommand =>
       a.table match {
-        case ResolvedTable(catalog, ident, _: FermionTable, _) if !catalog.isInstanceOf[FermionSessionCatalog] &&
+        case ResolvedTable(catalog, ident, _: FermionTable, _)
+            if !catalog.isInstanceOf[FermionSessionCatalog] &&
               catalog.name() == "spark_catalog" =>
           throw new UnsupportedOperationException(
             s"ALTER TABLE on the Fermion table $ident needs Fermion's session catalog: set " +

@@ -112,7 +112,8 @@ final class FermionSqlParser(session: SparkSession, delegate: ParserInterface) e
         val ifNotExists = c.word("IF")
         if (ifNotExists) keywords("NOT", "EXISTS")
         val tag = need(c.identifier())
-        val version = if (c.word("AS")) { keywords("OF", "VERSION"); Some(need(c.integer())) } else None
+        val version = if (c.word("AS")) { keywords("OF", "VERSION"); Some(need(c.integer())) }
+        else None
         Some(CreateTagCommand(t, tag, version, ifNotExists, replace))
       } else if (c.word("DROP") && c.word("TAG")) {
         val ifExists = c.word("IF")
@@ -183,7 +184,12 @@ object FermionSqlParser {
       else if (ch.isDigit) {
         val start = i
         while (i < s.length && (s.charAt(i).isLetterOrDigit || s.charAt(i) == '.' || s.charAt(i) == '_')) i += 1
-        out += Token(if (s.substring(start, i).forall(c => c.isDigit || c == '.')) Num else Word, s.substring(start, i), start, i)
+        out += Token(
+          if (s.substring(start, i).forall(c => c.isDigit || c == '.')) Num else Word,
+          s.substring(start, i),
+          start,
+          i
+        )
       } else if (ch.isLetter || ch == '_') {
         val start = i
         while (i < s.length && (s.charAt(i).isLetterOrDigit || s.charAt(i) == '_' || s.charAt(i) == '$')) i += 1
