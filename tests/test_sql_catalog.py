@@ -221,3 +221,13 @@ def test_describe_extended_shows_provider_location_and_type_as_for_parquet(spark
     assert f.get("Comment") == p.get("Comment") == "a table"
     assert columns(spark, "de_fermion") == columns(spark, "de_parquet") == [("id", "bigint", "key")]
     assert "_rowaddr" in f, "metadata columns are listed"
+
+
+def test_aggregates_of_a_table_without_rows_match_parquet(spark, drop):
+    """CREATE TABLE commits an empty first version: COUNT(*) of it is 0, as for Parquet, not NULL."""
+    for fmt in ("fermion", "parquet"):
+        drop(f"empty_{fmt}")
+        spark.sql(f"CREATE TABLE empty_{fmt} (id INT, s STRING) USING {fmt}")
+    q = "SELECT count(*), count(s), min(id), max(id) FROM {}"
+    assert spark.sql(q.format("empty_fermion")).collect() == spark.sql(q.format("empty_parquet")).collect() \
+        == [(0, 0, None, None)]

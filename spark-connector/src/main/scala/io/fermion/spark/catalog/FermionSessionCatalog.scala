@@ -279,10 +279,10 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
     val path = ident.name()
     val schema = FermionTableSchema.of(snap).getOrElse {
       val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), conf())
-      if (fs.exists(new Path(path))) throw new IllegalArgumentException(
-        s"'$path' holds no Fermion dataset or data files"
-      )
-      throw new NoSuchTableException(ident)
+      // Not NoSuchTableException: Spark would then try `fermion` as a file format and fail with
+      // an unrelated message.
+      val why = if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
+      throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
     }
     new FermionTable(path, schema, acceptAnySchema = false, () => snap)
   }

@@ -53,7 +53,9 @@ final class FermionScanBuilder(
   override def pushAggregation(aggregation: Aggregation): Boolean = {
     // File statistics count deleted rows too: with deletions, aggregates need the rows.
     // ... and columns added as files of their own are not in the leading files' statistics.
-    val deletions = snapshot.files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
+    // ... and a version without files has no footer to answer from (Spark would sum no partial
+    // counts into NULL instead of 0).
+    val deletions = snapshot.files.isEmpty || snapshot.files.exists(f => f.deletion.nonEmpty || f.columnFiles.nonEmpty)
     aggregates = if (readerOptions.filterPushdown && !deletions && !wholeFiles)
       MetadataAggregate.plan(aggregation, tableSchema)
     else None
