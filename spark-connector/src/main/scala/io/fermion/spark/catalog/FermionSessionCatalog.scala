@@ -94,6 +94,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val schema = checked(ident, columns, partitions, props)
       val path = ident.name()
       if (new FermionDataset(new Path(path), conf()).exists) throw new TableAlreadyExistsException(ident)
+      if (schema.isEmpty) throw new IllegalArgumentException(s"No Fermion dataset at '$path': declare the columns")
       createDataset(path, schema, props)
       loadTable(ident)
     } else if (isFermionProvider(props)) {
@@ -281,7 +282,8 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val fs = io.fermion.core.storage.FileSystems.forPath(new Path(path), conf())
       // Not NoSuchTableException: Spark would then try `fermion` as a file format and fail with
       // an unrelated message.
-      val why = if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
+      val why =
+        if (fs.exists(new Path(path))) "it holds no Fermion dataset or data files" else "the path does not exist"
       throw new IllegalArgumentException(s"Cannot read Fermion table at '$path': $why")
     }
     new FermionTable(path, schema, acceptAnySchema = false, () => snap)
