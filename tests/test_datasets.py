@@ -25,7 +25,7 @@ def test_every_write_is_a_version_and_old_versions_stay_readable(spark, tmp_tabl
     spark.range(100, 103).selectExpr("id", "cast(id as string) as s").write.format("fermion").mode("overwrite").save(path)
     ds = FermionDataset(spark, path)
     hist = ds.versions().orderBy("version").collect()
-    assert [(r.version, r.operation, r.rows) for r in hist] == [(1, "append", 10), (2, "append", 15), (3, "overwrite", 3)]
+    assert [(r.version, r.operation, r.rows) for r in hist] == [(1, "create", 10), (2, "append", 15), (3, "overwrite", 3)]
     assert os.path.isdir(os.path.join(path, "_versions")) and os.path.isdir(os.path.join(path, "_transactions"))
     def read():  # a fresh reader each time: DataFrameReader.option mutates the reader
         return spark.read.format("fermion")
@@ -403,3 +403,68 @@ def test_damaged_dataset_metadata_fails_with_typed_errors(spark, tmp_table):
         spark.read.format("fermion").load(path).collect()
     with pytest.raises(Exception, match="versionAsOf"):
         spark.read.format("fermion").option("versionAsOf", "latest").load(path).collect()
+
+
+CREATOR = textwrap.dedent("""
+    import os, sys, time
+    from pyspark.sql import SparkSession, functions as F
+    from fermion_spark import configure_spark_with_fermion
+    base, worker = sys.argv[1], int(sys.argv[2])
+    spark = configure_spark_with_fermion(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")).getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
+    # the first row of a job waits, so that both jobs plan (and check existence) before either commits
+    slow = F.udf(lambda x: (time.sleep(1.5) if x % 100 == 0 else None, x)[1], "bigint")
+    spark.range(1).select(slow("id")).collect()  # warm up the Python worker
+
+    def barrier(step):
+        open(f"{base}.{step}.{worker}", "w").close()
+        while not all(os.path.exists(f"{base}.{step}.{w}") for w in (0, 1)):
+            time.sleep(0.005)
+
+    for mode in ("overwrite", "errorifexists", "ignore"):
+        barrier(mode)
+        df = spark.range(worker * 100, worker * 100 + 10, 1, 1).select(slow("id").alias("id"))
+        try:
+            df.write.format("fermion").mode(mode).save(f"{base}-{mode}")
+            print(mode, "ok", flush=True)
+        except Exception as e:
+            print(mode, "error", type(e).__name__, str(e).splitlines()[0], flush=True)
+    spark.stop()
+""")
+
+
+def test_concurrent_creations_in_every_save_mode_leave_one_jobs_rows(spark, tmp_table, tmp_path):
+    """Issue 13: two processes create the same new dataset at once. As in a serial run, the dataset
+    holds one job's rows: overwrite/overwrite both succeed (the later commit replaces the other);
+    errorifexists/errorifexists and ignore/ignore: one commits, the other fails with "already
+    exists" (FermionCommitConflictError) without writing anything."""
+    base = tmp_table()
+    script = tmp_path / "creator.py"
+    script.write_text(CREATOR)
+    procs = [subprocess.Popen([sys.executable, str(script), base, str(w)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in (0, 1)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    results = {}
+    for w, (out, _) in enumerate(outs):
+        for line in out.splitlines():
+            mode, rest = line.split(" ", 1)
+            results.setdefault(mode, {})[w] = rest
+    jobs = [set(range(0, 10)), set(range(100, 110))]
+    for mode in ("overwrite", "errorifexists", "ignore"):
+        got = set(ids(spark.read.format("fermion").load(f"{base}-{mode}")))
+        assert got in jobs, f"{mode}: {results[mode]} left {sorted(got)}"
+        outcome = results[mode]
+        if mode == "overwrite":
+            assert outcome == {0: "ok", 1: "ok"}, outcome
+            assert [r.operation for r in FermionDataset(spark, f"{base}-{mode}").versions().collect()] \
+                == ["overwrite", "overwrite"]
+        else:
+            winners = [w for w, r in outcome.items() if r == "ok"]
+            losers = [r for r in outcome.values() if r != "ok"]
+            if mode == "ignore" and len(winners) == 2:
+                continue  # the second job saw the dataset before writing: a serial run, nothing written
+            assert len(winners) == 1 and got == jobs[winners[0]], outcome
+            assert "already exists" in losers[0], outcome
+            assert FermionDataset(spark, f"{base}-{mode}").latest_version() == 1

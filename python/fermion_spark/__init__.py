@@ -49,6 +49,18 @@ def check_pyspark_version(version: str = None) -> None:
             f"but PySpark {version} is installed; install pyspark=={SPARK_VERSION}.0")
 
 
+def _install_errors():
+    """PySpark raises Fermion's JVM errors as fermion_spark.errors classes (one-line messages)."""
+    try:
+        from fermion_spark import errors
+    except ImportError:  # no PySpark: check_pyspark_version says so when the session is configured
+        return
+    errors.install()
+
+
+_install_errors()
+
+
 def _append(existing, value, sep):
     items = [x for x in (existing or "").split(sep) if x]
     if value not in items:
@@ -70,9 +82,11 @@ def configure_spark_with_fermion(builder):
         spark.range(5).write.format("fermion").save("/tmp/fermion-demo")
 
     It also installs Fermion's session catalog extension as ``spark_catalog`` (unless another one is
-    configured), which gives tables ``USING fermion`` SQL time travel (``VERSION AS OF`` /
-    ``TIMESTAMP AS OF``) and ``ALTER TABLE ... ADD COLUMNS / DROP COLUMN / RENAME COLUMN``; every
-    other table is Spark's own catalog's.
+    configured), which gives tables ``USING fermion`` managed tables, atomic ``CREATE OR REPLACE
+    TABLE ... AS SELECT``, SQL time travel (``VERSION AS OF`` / ``TIMESTAMP AS OF``) and
+    ``ALTER TABLE ... ADD COLUMNS / DROP COLUMN / RENAME COLUMN``; every other table is Spark's own
+    catalog's. Spark loads Fermion's session extensions (``DESCRIBE HISTORY``, ``OPTIMIZE``,
+    ``VACUUM``, ``RESTORE``, tags) from the jar by itself.
 
     Call it before ``getOrCreate()``: a running JVM cannot gain the jar afterwards.
     Raises FermionSetupError when the installed PySpark is not 4.3.x or the jar is missing.

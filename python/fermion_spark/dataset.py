@@ -10,6 +10,7 @@ does the work; every change commits a new version.
     ds.add_columns_from({"bucket": "id % 16"})  # new files per fragment, old ones untouched
     ds.rename_column("ts", "event_time")   # files are matched by field id
     ds.versions().show()                   # version, timestamp, operation, fragments, rows, tags
+    ds.restore(3)                          # version 3's rows and schema again, as a new version
     ds.compact(target_rows=1_000_000)      # merge small fragments, drop deleted rows
     ds.cleanup(retain_hours=24 * 7)        # remove old versions and unreferenced files
     spark.read.format("fermion").option("versionAsOf", 1).load("/data/events")
@@ -93,6 +94,17 @@ class FermionDataset:
                                                     address_column, True, self._columns(columns)), self._spark)
         return DataFrame(self._jvm.takeAddresses(self._spark._jsparkSession, self.path, self._longs(addresses),
                                                  self._columns(columns)), self._spark)
+
+    def restore(self, version: int = None, timestamp: str = None) -> int:
+        """Makes an older version current again, given by number or by time (the version current
+        at ``timestamp``, a timestamp string in the session time zone): its rows and schema are
+        committed as a new version (the versions in between stay readable by time travel). Its
+        files must still exist (``cleanup`` may have removed them). Returns the new version."""
+        if (version is None) == (timestamp is None):
+            raise ValueError("give either version or timestamp")
+        if version is not None:
+            return int(self._jvm.restore(self.path, int(version)))
+        return int(self._jvm.restoreToTimestamp(self._spark._jsparkSession, self.path, str(timestamp)))
 
     def add_columns(self, ddl: str) -> int:
         """Adds nullable columns given as DDL (``"score double, note string"``); returns the new version."""

@@ -27,7 +27,11 @@ class BatchModeSuite extends AnyFunSuite {
   private val fields = Seq(
     new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), java.util.List.of()),
     nullable("name", ArrowType.Utf8.INSTANCE),
-    nullable("vec", ArrowType.List.INSTANCE, nullable("element", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))),
+    nullable(
+      "vec",
+      ArrowType.List.INSTANCE,
+      nullable("element", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
+    ),
     nullable("flag", ArrowType.Bool.INSTANCE),
     nullable("st", ArrowType.Struct.INSTANCE, nullable("x", new ArrowType.Int(32, true)))
   )
@@ -51,8 +55,12 @@ class BatchModeSuite extends AnyFunSuite {
     })
 
   /** Writes a batch file of batches with ids `ids` (sizes `sizes`); returns the rows (id, batch id, index). */
-  private def writeBatches(path: Path, ids: IndexedSeq[Long], sizes: IndexedSeq[Int], firstRow: Long = 0)
-      : IndexedSeq[(Long, Long, Int)] = {
+  private def writeBatches(
+      path: Path,
+      ids: IndexedSeq[Long],
+      sizes: IndexedSeq[Int],
+      firstRow: Long = 0
+  ): IndexedSeq[(Long, Long, Int)] = {
     val w = FermionFileWriter.createBatched(path, conf, schema, opts)
     var next = firstRow
     val out = IndexedSeq.newBuilder[(Long, Long, Int)]
@@ -114,8 +122,11 @@ class BatchModeSuite extends AnyFunSuite {
         val ends = index.batchStarts(stripe)
         // Batch ends in each node's slots: rows for top-level and struct nodes, elements for vec.
         val vecLengths = {
-          val v = r.readStripe(stripe, IndexedSeq(2), TestFiles.allocator).head.asInstanceOf[org.apache.arrow.vector.complex.ListVector]
-          try (0 to v.getValueCount).map(i => v.getOffsetBuffer.getInt(i.toLong * 4)).toArray finally v.close()
+          val v = r.readStripe(stripe, IndexedSeq(2), TestFiles.allocator).head.asInstanceOf[
+            org.apache.arrow.vector.complex.ListVector
+          ]
+          try (0 to v.getValueCount).map(i => v.getOffsetBuffer.getInt(i.toLong * 4)).toArray
+          finally v.close()
         }
         def checkPages(column: Int, stream: Int, batchEnds: Array[Int]): Unit = {
           val m = r.columnMetadata(column).get
@@ -126,8 +137,10 @@ class BatchModeSuite extends AnyFunSuite {
               val end = start + m.pageRowCount(pool, p)
               // The page [start, end) holds whole batches, or lies inside one batch.
               val inside = batchEnds.sliding(2).exists(w => w(0) <= start && end <= w(1))
-              assert(inside || (batchEnds.contains(start) && batchEnds.contains(end)),
-                s"column $column stripe $stripe page $p [$start, $end) straddles a batch")
+              assert(
+                inside || (batchEnds.contains(start) && batchEnds.contains(end)),
+                s"column $column stripe $stripe page $p [$start, $end) straddles a batch"
+              )
               start = end
               checked += 1
             }
@@ -162,7 +175,9 @@ class BatchModeSuite extends AnyFunSuite {
       finally it.close()
       val metrics = it.metrics
       allocator.close()
-      assert(got.result().map(r => (r(0), r(2))) == expected.filter(e => wanted.contains(e._2)).map(e => (Long.box(e._1), Long.box(e._2))))
+      assert(got.result().map(r => (r(0), r(2))) == expected.filter(e => wanted.contains(e._2)).map(e =>
+        (Long.box(e._1), Long.box(e._2))
+      ))
       val batchesRead = wanted.count(ids.contains)
       // `id` (no nulls, fixed width: no structure streams): exactly one DATA page per batch.
       val idOnly = s.scanBuilder().select("id").batches(wanted).build()
@@ -181,8 +196,11 @@ class BatchModeSuite extends AnyFunSuite {
     try {
       val b = scan.takeBatches(Array(4990L, 0L, 120L), conf, allocator)
       try {
-        val got = (0 until b.numRows).map(i => (b.vector(0).getObject(i), b.vector(1).getObject(i), b.vector(2).getObject(i)))
-        val want = Seq(4990L, 0L, 120L).flatMap(id => expected.filter(_._2 == id)).map(e => (Long.box(e._1), Long.box(e._2), Int.box(e._3)))
+        val got =
+          (0 until b.numRows).map(i => (b.vector(0).getObject(i), b.vector(1).getObject(i), b.vector(2).getObject(i)))
+        val want = Seq(4990L, 0L, 120L).flatMap(id => expected.filter(_._2 == id)).map(e =>
+          (Long.box(e._1), Long.box(e._2), Int.box(e._3))
+        )
         assert(got == want)
       } finally b.close()
       intercept[FermionRowNotFoundException](scan.takeBatches(Array(3L), conf, allocator))
@@ -217,13 +235,26 @@ class BatchModeSuite extends AnyFunSuite {
       val ids = (0 until 40).map(i => k * 1000L + i)
       val rows = writeBatches(path, ids, batchSizes(rnd, 40), firstRow = k * 100000L)
       all ++= rows
-      ds.commit(k, Operation.Append(schema, IndexedSeq(Fragment(0, rows.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))))
+      ds.commit(
+        k,
+        Operation.Append(
+          schema,
+          IndexedSeq(Fragment(0, rows.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))
+        )
+      )
     }
     val m = ds.latest().get
     val f0 = m.fragments.head
     val gone = new RoaringBitmap()
     (0 until f0.physicalRows.toInt by 5).foreach(gone.add)
-    ds.commit(m.version, Operation.Delete(IndexedSeq(f0.copy(deletion = Some(ds.writeDeletionFile(f0.id, m.version, gone)))), Set.empty, "every 5th"))
+    ds.commit(
+      m.version,
+      Operation.Delete(
+        IndexedSeq(f0.copy(deletion = Some(ds.writeDeletionFile(f0.id, m.version, gone)))),
+        Set.empty,
+        "every 5th"
+      )
+    )
     val live = all.zipWithIndex.filterNot { case (e, i) => e._1 < 100000L && gone.contains(i) }.map(_._1)
     def check(expected: IndexedSeq[(Long, Long, Int)]): Unit = {
       val s = Snapshot.open(ds.name, conf)
@@ -236,14 +267,16 @@ class BatchModeSuite extends AnyFunSuite {
     Compaction.commit(ds, plan, plan.groups.map(g => Compaction.rewrite(plan, g, conf)))
     assert(ds.latest().get.fragments.size < 4)
     // ... and compaction, which drops deleted rows, numbers each batch's rows from 0 again.
-    val renumbered = live.groupBy(_._2).values.flatMap(rows => rows.sortBy(_._1).zipWithIndex.map { case (e, i) => (e._1, e._2, i) })
-      .toIndexedSeq.sortBy(e => live.indexWhere(_._1 == e._1))
+    val renumbered =
+      live.groupBy(_._2).values.flatMap(rows => rows.sortBy(_._1).zipWithIndex.map { case (e, i) => (e._1, e._2, i) })
+        .toIndexedSeq.sortBy(e => live.indexWhere(_._1 == e._1))
     check(renumbered)
     // the compacted files are batch files again, their pages aligned to the batches left
     val s = Snapshot.open(ds.name, conf)
     s.files.foreach { f =>
       val r = FermionFileReader.open(new Path(f.path), conf, ReaderOptions())
-      try assert(r.batchIndex.nonEmpty, s"${f.path} lost its batches") finally r.close()
+      try assert(r.batchIndex.nonEmpty, s"${f.path} lost its batches")
+      finally r.close()
     }
   }
 }

@@ -79,6 +79,8 @@ class DatasetSuite extends AnyFunSuite {
         op <- Seq(
           Operation.Append(schema, frags),
           Operation.Overwrite(schema, frags),
+          Operation.Create(schema, frags),
+          Operation.Restore(rnd.nextInt(100).toLong + 1, schema, frags),
           Operation.Delete(frags, Set(3L, 4L), "id > 3"),
           Operation.Project(schema, "add column"),
           Operation.Compact(Set(1L), frags),
@@ -159,6 +161,70 @@ class DatasetSuite extends AnyFunSuite {
       val after = ds.commit(26, Operation.Delete(IndexedSeq.empty, Set(other.id), "all"))
       assert(after.version == 28 && !after.fragments.exists(_.id == other.id) && after.fragments.size == 26)
     } finally pool.shutdownNow()
+  }
+
+  test("create-only commits: the second creator fails, overwrites replace whatever was created meanwhile") {
+    val ds = newDataset()
+    ds.commit(0, Operation.Create(schema, IndexedSeq(fragment(3))))
+    val e = intercept[FermionCommitConflictException](ds.commit(0, Operation.Create(schema, IndexedSeq(fragment(4)))))
+    assert(e.getMessage.contains("already exists"), e.getMessage)
+    assert(ds.latest().get.rowCount == 3 && ds.latestVersion().contains(1L))
+    // an overwrite that read version 0 replaces what another writer created meanwhile
+    val o = ds.commit(0, Operation.Overwrite(schema, IndexedSeq(fragment(5))))
+    assert(o.version == 2 && o.rowCount == 5 && o.operation == "overwrite")
+    // an append that read version 0 lands after a creation, not after an overwrite
+    intercept[FermionCommitConflictException](ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(1)))))
+    assert(ds.commit(2, Operation.Append(schema, IndexedSeq(fragment(1)))).rowCount == 6)
+    intercept[IllegalArgumentException](ds.commit(3, Operation.Create(schema, IndexedSeq.empty)))
+    // many concurrent creators: exactly one wins
+    val racing = newDataset()
+    val pool = Executors.newFixedThreadPool(6)
+    try {
+      val results = (0 until 6).map(i =>
+        pool.submit(new Callable[Either[Throwable, Manifest]] {
+          def call(): Either[Throwable, Manifest] =
+            try Right(racing.commit(0, Operation.Create(schema, IndexedSeq(fragment(i + 1)))))
+            catch { case t: Throwable => Left(t) }
+        })
+      ).map(_.get())
+      assert(results.count(_.isRight) == 1, results.toString)
+      assert(results.collect { case Left(_: FermionCommitConflictException) => 1 }.size == 5, results.toString)
+      assert(racing.versionNumbers() == Seq(1L))
+    } finally pool.shutdownNow()
+  }
+
+  test("restore commits an older version's fragments as a new version; deleteRows and deleteAll") {
+    val ds = newDataset()
+    def onDisk(f: Fragment): Fragment = {
+      f.files.foreach(d => ds.fs.create(ds.resolvePath(d.path), false).close()); f
+    }
+    ds.commit(0, Operation.Append(schema, IndexedSeq(onDisk(fragment(10)), onDisk(fragment(20)))))
+    val (n, v2) = ds.deleteRows(1, Map(1L -> RoaringBitmap.bitmapOf(0, 1, 2), 2L -> RoaringBitmap.bitmapOf()), "x")
+    assert(n == 3 && v2.get.version == 2 && v2.get.rowCount == 27)
+    // rows deleted already do not count again; nothing new: no version
+    assert(ds.deleteRows(2, Map(1L -> RoaringBitmap.bitmapOf(1, 2)), "again") == ((0L, None)))
+    val (m, v3) = ds.deleteRows(2, Map(1L -> RoaringBitmap.bitmapOf(2, 3)), "more")
+    assert(m == 1 && v3.get.fragments.find(_.id == 1).get.deletion.get.deletedRows == 4)
+    intercept[IllegalArgumentException](ds.deleteRows(3, Map(9L -> RoaringBitmap.bitmapOf(1)), "no such fragment"))
+    intercept[IllegalArgumentException](ds.deleteRows(3, Map(1L -> RoaringBitmap.bitmapOf(10)), "past the end"))
+    val (all, v4) = ds.deleteRows(3, Map(1L -> RoaringBitmap.bitmapOfRange(0, 10)), "whole fragment")
+    assert(all == 6 && v4.get.fragments.map(_.id) == Seq(2L), "a fragment without rows is removed")
+    ds.commit(4, Operation.Overwrite(schema, IndexedSeq(fragment(1))))
+    val r = ds.restore(2)
+    assert(r.version == 6 && r.operation == "restore" && r.rowCount == 27)
+    assert(r.fragments == ds.manifest(2).fragments, "fragments keep their ids, files and deletion files")
+    assert(r.maxFragmentId == 3)
+    assert(ds.commit(6, Operation.Append(schema, IndexedSeq(fragment(2)))).fragments.last.id == 4)
+    assert(ds.deleteAll(7, "truncate").get.fragments.isEmpty)
+    assert(ds.deleteAll(8, "nothing").isEmpty)
+    intercept[FermionVersionNotFoundException](ds.restore(99))
+    val gone = intercept[FermionVersionNotFoundException](ds.restore(5))
+    assert(gone.getMessage.contains("no longer exists"), gone.getMessage)
+    // a delete that read before the restore conflicts with it
+    val late = intercept[FermionCommitConflictException](
+      ds.commit(5, Operation.Delete(IndexedSeq.empty, Set(3L), "late"))
+    )
+    assert(late.getMessage.contains("restored version 2"), late.getMessage)
   }
 
   test("a missing transaction file of a newer version is a conflict") {

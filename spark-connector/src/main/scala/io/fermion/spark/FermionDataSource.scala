@@ -49,10 +49,16 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     val props = properties.asScala.toMap
     SparkTypeMapping.validate(schema)
     val path = FermionOptions.tablePath(props)
+    // Spark's own session catalog hands over the table's properties (OPTIONS as `option.*`): they
+    // are checked here too, so that a typo fails even without Fermion's catalog.
+    val options = FermionOptions.tableOptions(props)
+    FermionOptions.checkTableOptions(options)
     // A dataset's own schema wins over the catalog's copy, which schema changes made through the
-    // dataset API (or another session) leave behind.
+    // dataset API (or another session) leave behind; the catalog's nullability, comments and
+    // CHAR/VARCHAR stay.
     val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf())
-    FermionTable.of(path, snapshot, schema, acceptAnySchema = false)
+    val tableSchema = FermionTableSchema.of(snapshot).map(FermionTableSchema.withDeclared(_, schema)).getOrElse(schema)
+    new FermionTable(path, tableSchema, acceptAnySchema = false, () => snapshot, FermionTable.Info(options = options))
   }
 
   /** `versionAsOf` (a version number) or `tag` (a tag's version) of a DataFrame read. */

@@ -74,8 +74,9 @@ object FermionDatasets {
   def createTag(path: String, tag: String, version: Long): Unit = openForChange(path).createTag(tag, version)
   def deleteTag(path: String, tag: String): Unit = openForChange(path).deleteTag(tag)
 
-  /** Deletes the rows matching `condition` (a SQL boolean expression) by writing deletion files;
-    * returns the number of rows deleted. Data files are not rewritten. */
+  /** Deletes the rows matching `condition` (a SQL boolean expression, parsed and evaluated by
+    * Spark on the latest version) by writing deletion files; returns the number of rows deleted.
+    * Data files are not rewritten. */
   def delete(spark: SparkSession, path: String, condition: String): Long = {
     val ds = openForChange(path)
     val base = ds.latest().get
@@ -85,32 +86,31 @@ object FermionDatasets {
     val perTask = matching.queryExecution.toRdd.mapPartitions { rows =>
       val byFragment = mutable.HashMap.empty[Long, RoaringBitmap]
       rows.foreach { r =>
-        val a = r.getLong(0);
+        val a = r.getLong(0)
         byFragment.getOrElseUpdate(ColumnRequest.fragmentOf(a), new RoaringBitmap()).add(ColumnRequest.rowOf(a))
       }
-      byFragment.iterator.map { case (f, b) =>
-        val out = new java.io.ByteArrayOutputStream(); b.runOptimize(); b.serialize(new java.io.DataOutputStream(out));
-        (f, out.toByteArray)
-      }
+      Iterator(io.fermion.spark.write.FermionDeletedRows.of(byFragment.toMap))
     }.collect()
-    val hits = mutable.HashMap.empty[Long, RoaringBitmap]
-    perTask.foreach { case (f, bytes) =>
-      val b = new RoaringBitmap(); b.deserialize(new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)))
-      hits.getOrElseUpdate(f, new RoaringBitmap()).or(b)
-    }
-    if (hits.isEmpty) return 0L
-    var deleted = 0L
-    val updated = IndexedSeq.newBuilder[Fragment]
-    val removed = Set.newBuilder[Long]
-    base.fragments.filter(f => hits.contains(f.id)).foreach { f =>
-      val rows = hits(f.id)
-      deleted += rows.getLongCardinality
-      f.deletion.foreach(d => rows.or(ds.readDeletionFile(d)))
-      if (rows.getLongCardinality >= f.physicalRows) removed += f.id
-      else updated += f.copy(deletion = Some(ds.writeDeletionFile(f.id, base.version, rows)))
-    }
-    ds.commit(base.version, Operation.Delete(updated.result(), removed.result(), condition))
-    deleted
+    val hits = io.fermion.spark.write.FermionDeletedRows.merge(perTask.toSeq)
+    ds.deleteRows(base.version, hits, condition)._1
+  }
+
+  /** Makes `version` current again, as a new version (RESTORE); returns the new version. */
+  def restore(path: String, version: Long): Long = openForChange(path).restore(version).version
+
+  /** Restores the version current at `timestamp` (a timestamp string in the session time zone). */
+  def restoreToTimestamp(spark: SparkSession, path: String, timestamp: String): Long = {
+    val ds = openForChange(path)
+    ds.restore(ds.versionAsOfTime(timestampMillis(spark, timestamp)).version).version
+  }
+
+  /** Milliseconds since the epoch of a timestamp string, read as Spark reads `TIMESTAMP AS OF`
+    * (a cast to TIMESTAMP in the session time zone). */
+  private[spark] def timestampMillis(spark: SparkSession, timestamp: String): Long = {
+    import org.apache.spark.sql.functions.{lit, unix_micros}
+    val r = spark.range(1).select(unix_micros(lit(timestamp).cast(TimestampType))).head()
+    if (r.isNullAt(0)) throw new IllegalArgumentException(s"'$timestamp' is not a timestamp")
+    Math.floorDiv(r.getLong(0), 1000L)
   }
 
   // ---- random access ----
@@ -423,7 +423,11 @@ object FermionDatasets {
   /** Removes versions older than `retainHours` (never the latest or a tagged one) and the files no
     * remaining version references; returns (versions removed, files removed, bytes removed). */
   def cleanup(path: String, retainHours: Double, allowShortRetention: Boolean): (Int, Int, Long) = {
-    val r = open(path).cleanup(retainHours, allowShortRetention)
+    val r = cleanupResult(path, retainHours, allowShortRetention, dryRun = false)
     (r.versionsRemoved, r.filesRemoved, r.bytesRemoved)
   }
+
+  /** [[cleanup]] with what it removed (or, with `dryRun`, would remove), file by file. */
+  def cleanupResult(path: String, retainHours: Double, allowShortRetention: Boolean, dryRun: Boolean): CleanupResult =
+    open(path).cleanupOlderThan(retainHours, allowShortRetention, dryRun)
 }

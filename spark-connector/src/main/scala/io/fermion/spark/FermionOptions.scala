@@ -36,6 +36,49 @@ object FermionOptions {
     OptionRegistry.all.exists(s => s.matches(k) && s.scope != OptionScope.Read) || OptionRegistry.columnSetting(k).nonEmpty
   }
 
+  private def isReadKey(k: String): Boolean = OptionRegistry.forScope(OptionScope.Read).exists(_.matches(k))
+  private def isWriteKey(k: String): Boolean = writeSettings(Map(k -> "")).nonEmpty
+
+  /** The read options among a table's options (which hold read and write options). */
+  def readKeys(options: Map[String, String]): Map[String, String] = options.filter { case (k, _) => isReadKey(k) }
+
+  /** The write options among a table's options. */
+  def writeKeys(options: Map[String, String]): Map[String, String] = options.filter { case (k, _) => isWriteKey(k) }
+
+  /** TBLPROPERTIES keys with this prefix are Fermion options (`fermion.compression` = `compression`),
+    * checked like table OPTIONS; other properties are the user's and are kept as they are. */
+  val TablePropertyPrefix = "fermion."
+
+  /** The options of a catalog table: its `OPTIONS (...)` (`option.`-prefixed catalog properties)
+    * and its `fermion.*` TBLPROPERTIES, prefixes removed; OPTIONS win where both set a key. */
+  def tableOptions(properties: Map[String, String]): Map[String, String] = {
+    val fromProps = properties.collect {
+      case (k, v) if k.regionMatches(true, 0, TablePropertyPrefix, 0, TablePropertyPrefix.length) =>
+        k.substring(TablePropertyPrefix.length) -> v
+    }
+    val fromOptions = properties.collect {
+      case (k, v) if k.startsWith("option.") && !SparkKeys.contains(k.substring(7).toLowerCase(Locale.ROOT)) =>
+        k.substring(7) -> v
+    }
+    fromProps ++ fromOptions
+  }
+
+  /** Checks a table's options (CREATE TABLE ... OPTIONS / TBLPROPERTIES, ALTER TABLE SET
+    * TBLPROPERTIES) as a DataFrame's read and write options are checked: unknown keys and bad
+    * values fail, naming the option. Time travel is a query's choice, not a table setting. */
+  def checkTableOptions(options: Map[String, String]): Unit = {
+    options.keys.find(k => TimeTravelKeys.exists(_.equalsIgnoreCase(k))).foreach { k =>
+      throw new IllegalArgumentException(
+        s"'$k' is not a table option: time travel is chosen per query (VERSION AS OF / TIMESTAMP AS OF, or a read option)"
+      )
+    }
+    checkKnown(options)
+  }
+
+  /** Time-travel read options: at most one of them. */
+  val TimeTravelKeys: Seq[String] =
+    Seq(OptionRegistry.VersionAsOf, OptionRegistry.TimestampAsOf, OptionRegistry.Tag).map(_.key)
+
   /** What a write that creates (or overwrites) a dataset stores in it: its dataset options and
     * its write options, which later writes use unless they set them. */
   def datasetConfig(options: Map[String, String]): Map[String, String] = {

@@ -4,14 +4,17 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
+import io.fermion.core.dataset.FermionDataset
 import io.fermion.core.scan.Snapshot
 import io.fermion.spark.read.{FermionScanBuilder, MetadataColumns}
-import io.fermion.spark.write.FermionWriteBuilder
+import io.fermion.spark.write.{FermionDeleteOperation, FermionWriteBuilder, WriteIntent}
+import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.connector.catalog._
-import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.read.ScanBuilder
-import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.connector.write.{
+  LogicalWriteInfo, RowLevelOperation, RowLevelOperationBuilder, RowLevelOperationInfo, WriteBuilder
+}
+import org.apache.spark.sql.types.{Metadata, StructType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** A Fermion dataset (or a plain directory of Fermion files) seen as one table, at the version
@@ -19,52 +22,138 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   *
   * `acceptAnySchema` is set for path-based DataFrame writes: the DataFrame's own columns are
   * written (the first write defines the table; an append must match it by name and type, checked
-  * in [[FermionWriteBuilder]]). Catalog tables keep Spark's by-position INSERT semantics.
-  * `_rowaddr` (fragment id << 32 | row offset in the fragment) is a metadata column. */
+  * in [[FermionWriteBuilder]]). Catalog tables keep Spark's by-position INSERT semantics and their
+  * declared nullability. `_rowaddr` (fragment id << 32 | row offset in the fragment) is a metadata
+  * column.
+  *
+  * DELETE runs as a row-level operation ([[FermionDeleteOperation]]): Spark evaluates the condition
+  * on a scan of this version and hands the deleted rows' `_rowaddr` to the delta writer, which
+  * commits deletion files; a DELETE without a condition and TRUNCATE TABLE remove every fragment. */
 final class FermionTable(
     val path: String,
     tableSchema: StructType,
     acceptAnySchema: Boolean,
     snapshotOf: () => Snapshot,
+    val info: FermionTable.Info = FermionTable.Info(),
     /** Read one partition per data file, rows in file order (what writing a new column per
       * fragment needs). */
     wholeFiles: Boolean = false
-) extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsDeleteV2 {
+) extends SupportsRead with SupportsWrite with SupportsMetadataColumns with SupportsRowLevelOperations
+    with TruncatableTable {
 
   lazy val snapshot: Snapshot = snapshotOf()
 
-  override def name(): String = s"fermion.`$path`" + snapshot.version.map(v => s"@v$v").getOrElse("")
+  /** An identifier Spark can parse back (it does, in some error messages): the catalog's name of
+    * the table, or `fermion.`<path>`` for a path. The version read is in the scan's description. */
+  override def name(): String = info.name.getOrElse(FermionTable.pathName(path))
 
-  override def columns(): Array[Column] = tableSchema.fields.map(f => Column.create(f.name, f.dataType, f.nullable))
+  /** The columns with their comments, metadata and declared CHAR(n) / VARCHAR(n) types (Spark
+    * keeps those as strings with the declared type in the field's metadata). */
+  override def columns(): Array[Column] = tableSchema.fields.map { f =>
+    val comment = if (f.metadata.contains("comment")) f.metadata.getString("comment") else null
+    val rest = new org.apache.spark.sql.types.MetadataBuilder().withMetadata(f.metadata).remove("comment").build()
+    val declared = org.apache.spark.sql.catalyst.util.CharVarcharUtils.getRawType(f.metadata) match {
+      case Some(raw) if f.dataType == org.apache.spark.sql.types.StringType => raw
+      case _ => f.dataType
+    }
+    Column.create(f.name, declared, f.nullable, comment, if (rest == Metadata.empty) null else rest.json)
+  }
 
   @deprecated("Spark 4 tables expose columns()", "4.0")
   override def schema(): StructType = tableSchema
 
+  /** What DESCRIBE shows: provider, location, the catalog's properties (type, owner, comment,
+    * `option.*` table options, TBLPROPERTIES). */
+  override def properties(): util.Map[String, String] = {
+    val shown = info.properties.filter { case (k, v) =>
+      k != TableCatalog.PROP_IS_MANAGED_LOCATION && k != TableCatalog.PROP_TABLE_TYPE &&
+      // Spark's V1 entry lists each option twice: as `option.<key>` (kept) and as `<key>`.
+      !info.properties.get(TableCatalog.OPTION_PREFIX + k).contains(v)
+    }
+    (Map(TableCatalog.PROP_PROVIDER -> "fermion", TableCatalog.PROP_LOCATION -> path) ++ shown).asJava
+  }
+
   override def capabilities(): util.Set[TableCapability] = {
-    val caps = Set(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE) ++
+    val caps = Set(
+      TableCapability.BATCH_READ,
+      TableCapability.BATCH_WRITE,
+      TableCapability.TRUNCATE,
+      TableCapability.OVERWRITE_DYNAMIC
+    ) ++
       (if (acceptAnySchema) Set(TableCapability.ACCEPT_ANY_SCHEMA) else Set.empty)
     caps.asJava
   }
 
   override def metadataColumns(): Array[MetadataColumn] = MetadataColumns.all
 
-  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder =
-    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(options.asScala.toMap), wholeFiles)
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
+    // The table's own options are defaults; the read's options win.
+    val map = FermionOptions.readKeys(info.options) ++ options.asScala.toMap
+    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(map), wholeFiles)
+  }
 
-  override def newWriteBuilder(info: LogicalWriteInfo): WriteBuilder =
-    new FermionWriteBuilder(path, snapshot, tableSchema, info, checkAppendSchema = acceptAnySchema)
+  override def newWriteBuilder(writeInfo: LogicalWriteInfo): WriteBuilder = {
+    // The table's own options are defaults; the write's options win.
+    val options = FermionOptions.writeKeys(info.options) ++ writeInfo.options().asScala.toMap
+    new FermionWriteBuilder(
+      path,
+      snapshot,
+      tableSchema,
+      writeInfo,
+      options,
+      checkAppendSchema = acceptAnySchema,
+      defaultIntent = info.intent,
+      onCommit = info.onCommit
+    )
+  }
 
-  override def canDeleteWhere(predicates: Array[Predicate]): Boolean = true
+  override def newRowLevelOperationBuilder(operationInfo: RowLevelOperationInfo): RowLevelOperationBuilder = {
+    operationInfo.command() match {
+      case RowLevelOperation.Command.DELETE =>
+        if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
+          throw new UnsupportedOperationException(
+            s"DELETE needs a Fermion dataset; '$path' holds Fermion files without one (no _versions/)"
+          )
+        () => new FermionDeleteOperation(this)
+      case other =>
+        throw new UnsupportedOperationException(
+          s"$other is not supported on Fermion tables yet (${name()}); DELETE is"
+        )
+    }
+  }
 
-  /** `DELETE FROM`: deletion files for the matching rows, committed as a new version. */
-  override def deleteWhere(predicates: Array[Predicate]): Unit = {
-    val builder = new org.apache.spark.sql.connector.util.V2ExpressionSQLBuilder
-    val condition = if (predicates.isEmpty) "true" else predicates.map(p => s"(${builder.build(p)})").mkString(" AND ")
-    FermionDatasets.delete(org.apache.spark.sql.SparkSession.active, path, condition)
+  /** DELETE without a condition and TRUNCATE TABLE: every fragment of this version removed in one
+    * `delete` (rows appended by others meanwhile stay, as they would have after a serial run). */
+  override def truncateTable(): Boolean = {
+    snapshot.manifest.foreach { m =>
+      val ds = new FermionDataset(new Path(path), FermionTableSchema.hadoopConf())
+      io.fermion.core.dataset.ManifestPublisher.checkSupported(ds.fs)
+      ds.deleteAll(m.version, "delete all rows")
+    }
+    if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
+      throw new UnsupportedOperationException(
+        s"Cannot delete from '$path': it holds Fermion files without a dataset (no _versions/)"
+      )
+    true
   }
 }
 
 object FermionTable {
+
+  /** What a catalog knows of a table beyond its path and schema: its name, the properties
+    * DESCRIBE shows, its options (defaults for reads and writes: `OPTIONS (...)` and `fermion.*`
+    * TBLPROPERTIES), what a write to it means by default (create for a table being created) and
+    * whom to tell when a write committed (a staged CREATE / REPLACE TABLE). */
+  final case class Info(
+      name: Option[String] = None,
+      properties: Map[String, String] = Map.empty,
+      options: Map[String, String] = Map.empty,
+      intent: WriteIntent = WriteIntent.Append,
+      onCommit: Option[() => Unit] = None
+  )
+
+  /** `fermion.`<path>``, with backticks in the path doubled. */
+  def pathName(path: String): String = s"fermion.`${path.replace("`", "``")}`"
 
   /** The table of `snapshot`: a dataset's own schema (it wins over any copy a catalog keeps);
     * for loose files the declared schema when there is one (it may name a subset of the files'

@@ -153,6 +153,8 @@ final class FermionDataset(val root: Path, conf: Configuration) {
       config: Map[String, String] = Map.empty,
       maxAttempts: Int = 50
   ): Manifest = {
+    if (op.isInstanceOf[Operation.Create] && readVersion != 0)
+      throw new IllegalArgumentException(s"a create commits over version 0, not $readVersion")
     val uuid = UUID.randomUUID().toString
     val txnName = s"$readVersion-$uuid.txn"
     fs.mkdirs(DatasetLayout.transactions(root))
@@ -197,13 +199,101 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     )
   }
 
+  // ---- row deletes, restore ----
+
+  /** Deletes rows of version `readVersion`: `rows` holds, per fragment id, the offsets of the rows
+    * to delete within the fragment (rows that version deletes already may be among them). Each
+    * touched fragment gets a new deletion file (the union with its existing one), a fragment left
+    * without rows is removed, and one `delete` is committed over `readVersion` (concurrent deletes
+    * of the same fragments conflict, 11.3). Returns the number of rows newly deleted and the new
+    * version, None when no row was deleted (nothing is committed then). */
+  def deleteRows(readVersion: Long, rows: Map[Long, RoaringBitmap], description: String): (Long, Option[Manifest]) = {
+    val base = manifest(readVersion)
+    val byId = base.fragments.map(f => f.id -> f).toMap
+    rows.keys.find(id => !byId.contains(id)).foreach { id =>
+      throw new IllegalArgumentException(
+        s"rows to delete name fragment $id, which version $readVersion of $name does not have"
+      )
+    }
+    var deleted = 0L
+    val updated = IndexedSeq.newBuilder[Fragment]
+    val removed = Set.newBuilder[Long]
+    val written = scala.collection.mutable.ArrayBuffer.empty[String]
+    try {
+      base.fragments.filter(f => rows.get(f.id).exists(!_.isEmpty)).foreach { f =>
+        val hits = rows(f.id).clone()
+        if (hits.last().toLong + 1 > f.physicalRows || hits.first() < 0)
+          throw new IllegalArgumentException(
+            s"row offsets to delete go past the ${f.physicalRows} rows of fragment ${f.id}"
+          )
+        val all = f.deletion.map(readDeletionFile).getOrElse(new RoaringBitmap())
+        val before = all.getLongCardinality
+        all.or(hits)
+        val newly = all.getLongCardinality - before
+        if (newly > 0) {
+          deleted += newly
+          if (all.getLongCardinality >= f.physicalRows) removed += f.id
+          else {
+            val d = writeDeletionFile(f.id, readVersion, all)
+            written += d.path
+            updated += f.copy(deletion = Some(d))
+          }
+        }
+      }
+      if (deleted == 0) return (0L, None)
+      (deleted, Some(commit(readVersion, Operation.Delete(updated.result(), removed.result(), description))))
+    } catch {
+      case t: Throwable =>
+        written.foreach(p => fs.delete(resolvePath(p), false))
+        throw t
+    }
+  }
+
+  /** Deletes every row of version `readVersion` (DELETE without a condition, TRUNCATE TABLE): one
+    * `delete` removing all its fragments; rows appended meanwhile by others stay. None when the
+    * version has no fragment. */
+  def deleteAll(readVersion: Long, description: String): Option[Manifest] = {
+    val base = manifest(readVersion)
+    if (base.fragments.isEmpty) None
+    else Some(commit(readVersion, Operation.Delete(IndexedSeq.empty, base.fragments.map(_.id).toSet, description)))
+  }
+
+  /** Makes `version` the current state again: commits a `restore` over the latest version with that
+    * version's schema and fragments (their files must still exist: cleanup may have removed them).
+    * Versions after it stay readable by time travel. Returns the new manifest. */
+  def restore(version: Long): Manifest = {
+    val latestV = latestVersion().getOrElse(
+      throw new FermionVersionNotFoundException(name, "the path holds no Fermion dataset")
+    )
+    val old = manifest(version)
+    val present = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir).flatMap { dir =>
+      try fs.listStatus(new Path(root, dir)).toSeq.map(s => s"$dir/${s.getPath.getName}")
+      catch { case _: FileNotFoundException => Nil }
+    }.toSet
+    old.fragments.iterator.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path))
+      .find(p => !present.contains(p) && !fs.exists(resolvePath(p)))
+      .foreach { p =>
+        throw new FermionVersionNotFoundException(
+          name,
+          s"version $version cannot be restored: its file $p no longer exists (removed by cleanup)"
+        )
+      }
+    val rowIds = old.config.getOrElse(FermionDataset.StableRowIdsConfig, "false")
+    commit(
+      latestV,
+      Operation.Restore(version, old.schema, old.fragments),
+      Map(FermionDataset.StableRowIdsConfig -> rowIds)
+    )
+  }
+
   // ---- cleanup ----
 
   /** Removes versions committed before `cutoffMillis` (never the latest, never a tagged one), then
     * every file under `data/`, `_deletions/` and `_transactions/` that no remaining version
     * references and that is older than the cutoff (so files of writes still in flight survive).
-    * Time travel to a removed version then fails with FermionVersionNotFoundException. */
-  def cleanup(cutoffMillis: Long): CleanupResult = {
+    * Time travel to a removed version then fails with FermionVersionNotFoundException. With
+    * `dryRun` nothing is deleted: the result lists what would be. */
+  def cleanup(cutoffMillis: Long, dryRun: Boolean = false): CleanupResult = {
     ManifestPublisher.checkSupported(fs)
     val all = versionNumbers()
     if (all.isEmpty) return CleanupResult(0, 0, 0)
@@ -212,13 +302,14 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     val manifests = all.map(v => v -> manifest(v)).toMap
     val (gone, kept) =
       all.partition(v => v != latestV && !tagged.contains(v) && manifests(v).timestampMillis < cutoffMillis)
-    gone.foreach(v => fs.delete(DatasetLayout.manifest(root, v), false))
+    if (!dryRun) gone.foreach(v => fs.delete(DatasetLayout.manifest(root, v), false))
     val referenced = kept.flatMap { v =>
       val m = manifests(v)
       m.fragments.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path)) :+ s"${DatasetLayout.TransactionsDir}/${m.transactionFile}"
     }.map(p => new Path(root, p).toUri.getPath).toSet
     var files = 0
     var bytes = 0L
+    val paths = IndexedSeq.newBuilder[String]
     for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
       val statuses =
         try fs.listStatus(new Path(root, dir)).toSeq
@@ -226,29 +317,32 @@ final class FermionDataset(val root: Path, conf: Configuration) {
       statuses.filter(s =>
         s.isFile && s.getModificationTime < cutoffMillis && !referenced.contains(s.getPath.toUri.getPath)
       ).foreach { s =>
-        if (fs.delete(s.getPath, false)) { files += 1; bytes += s.getLen }
+        if (dryRun || fs.delete(s.getPath, false)) {
+          files += 1; bytes += s.getLen; paths += s"$dir/${s.getPath.getName}"
+        }
       }
     }
     // Leftovers of publish attempts that crashed between writing and linking.
-    try fs.listStatus(DatasetLayout.versions(root)).filter(s =>
-        s.getPath.getName.startsWith(".tmp-") && s.getModificationTime < cutoffMillis
-      )
-        .foreach(s => fs.delete(s.getPath, false))
-    catch { case _: FileNotFoundException => }
-    CleanupResult(gone.size, files, bytes)
+    if (!dryRun)
+      try fs.listStatus(DatasetLayout.versions(root)).filter(s =>
+          s.getPath.getName.startsWith(".tmp-") && s.getModificationTime < cutoffMillis
+        )
+          .foreach(s => fs.delete(s.getPath, false))
+      catch { case _: FileNotFoundException => }
+    CleanupResult(gone.size, files, bytes, gone, paths.result())
   }
 
   /** [[cleanup]] of what is older than `retainHours`. Files younger than the retention may belong
     * to a write still in flight, and removing them would break its commit: like Delta's VACUUM, a
     * retention under [[FermionDataset.MinSafeRetentionHours]] must be asked for explicitly. */
-  def cleanup(retainHours: Double, allowShortRetention: Boolean): CleanupResult = {
+  def cleanupOlderThan(retainHours: Double, allowShortRetention: Boolean, dryRun: Boolean = false): CleanupResult = {
     require(retainHours >= 0, s"retainHours must not be negative, got $retainHours")
     if (retainHours < FermionDataset.MinSafeRetentionHours && !allowShortRetention)
       throw new IllegalArgumentException(
         s"retainHours $retainHours is below ${FermionDataset.MinSafeRetentionHours}: files of writes still running " +
           "could be removed; pass allowShortRetention (Python: allow_short_retention=True) only when no other writer is active"
       )
-    cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong)
+    cleanup(System.currentTimeMillis() - (retainHours * 3600 * 1000).toLong, dryRun)
   }
 
   /** Whether `op` may still be applied after `version` committed. */
@@ -295,8 +389,8 @@ object FermionDataset {
   val MinSafeRetentionHours = 1.0
 
   def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
-    // Settings are chosen by whoever creates (or overwrites) the dataset, never by a later writer.
-    val chosen = if (base.version == 0 || op.isInstanceOf[Operation.Overwrite]) config else Map.empty[String, String]
+    // Settings are chosen by whoever creates (overwrites, restores) the dataset, never by a later writer.
+    val chosen = if (base.version == 0 || op.isInstanceOf[Operation.Replacing]) config else Map.empty[String, String]
     val mergedConfig = base.config ++ chosen
     val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
     if (rowIds && op.isInstanceOf[Operation.Compact])
@@ -340,5 +434,12 @@ object FermionDataset {
   }
 }
 
-/** What [[FermionDataset.cleanup]] removed. */
-final case class CleanupResult(versionsRemoved: Int, filesRemoved: Int, bytesRemoved: Long)
+/** What [[FermionDataset.cleanup]] removed (or, in a dry run, would remove): counts, the versions
+  * and the files (relative to the dataset root). */
+final case class CleanupResult(
+    versionsRemoved: Int,
+    filesRemoved: Int,
+    bytesRemoved: Long,
+    versions: IndexedSeq[Long] = IndexedSeq.empty,
+    files: IndexedSeq[String] = IndexedSeq.empty
+)

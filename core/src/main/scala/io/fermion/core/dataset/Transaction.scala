@@ -29,7 +29,7 @@ object Operation {
   final case class Append(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
     def name = "append"
     def conflictsWith(other: Operation): Option[String] = other match {
-      case _: Overwrite => Some("overwrote the dataset")
+      case r: Replacing => Some(r.replaced)
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -39,11 +39,42 @@ object Operation {
       )
   }
 
-  /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was there. */
-  final case class Overwrite(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
+  /** The first version of a dataset that must not exist yet (a create-only write: save mode
+    * errorifexists or ignore, CREATE TABLE, CREATE TABLE AS SELECT). Committed with read version 0;
+    * any version committed meanwhile means another writer created the dataset first: a conflict. */
+  final case class Create(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
+    def name = "create"
+    def conflictsWith(other: Operation): Option[String] =
+      Some(s"created the dataset first (${other.name}): it already exists")
+    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = renumber(base, fragments))
+  }
+
+  /** Replaces the dataset's rows and schema whatever they are ([[Overwrite]], [[Restore]]):
+    * operations that read an older version conflict with them. */
+  sealed trait Replacing extends Operation {
+
+    /** What a conflicting writer is told this version did. */
+    def replaced: String
+  }
+
+  /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was
+    * there (an overwrite that read version 0 also replaces a dataset another writer created
+    * meanwhile, as it would have had it run second). */
+  final case class Overwrite(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Replacing {
     def name = "overwrite"
+    def replaced = "overwrote the dataset"
     def conflictsWith(other: Operation): Option[String] = None
     def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = renumber(base, fragments))
+  }
+
+  /** The schema and fragments of an older version `version` made current again (RESTORE). The
+    * fragments keep their ids (ids are never reused, so none can clash), their data and deletion
+    * files and their row ids: rows read back with the `_rowaddr` they had in that version. */
+  final case class Restore(version: Long, schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Replacing {
+    def name = "restore"
+    def replaced = s"restored version $version"
+    def conflictsWith(other: Operation): Option[String] = None
+    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = fragments)
   }
 
   /** Rows deleted: fragments given new deletion files, fragments removed when no row is left. */
@@ -51,7 +82,7 @@ object Operation {
     def name = "delete"
     def touched: Set[Long] = fragmentIds(updated) ++ removed
     def conflictsWith(other: Operation): Option[String] = other match {
-      case _: Overwrite => Some("overwrote the dataset")
+      case r: Replacing => Some(r.replaced)
       case d: Delete if (d.touched & touched).nonEmpty =>
         Some(s"deleted rows of the same fragments (${(d.touched & touched).toSeq.sorted.mkString(", ")})")
       case c: Compact if (c.removed & touched).nonEmpty => Some("compacted fragments this delete changes")
@@ -74,7 +105,7 @@ object Operation {
   final case class Project(schema: FermionSchema, description: String) extends Operation {
     def name = "project"
     def conflictsWith(other: Operation): Option[String] = other match {
-      case _: Overwrite => Some("overwrote the dataset")
+      case r: Replacing => Some(r.replaced)
       case _: Project | _: AddColumnFiles => Some("changed the schema")
       case _ => None
     }
@@ -89,7 +120,7 @@ object Operation {
       extends Operation {
     def name = "add_columns"
     def conflictsWith(other: Operation): Option[String] = other match {
-      case _: Overwrite => Some("overwrote the dataset")
+      case r: Replacing => Some(r.replaced)
       case _: Project | _: AddColumnFiles => Some("changed the schema")
       case c: Compact if (c.removed & files.keySet).nonEmpty => Some("compacted fragments this change adds files to")
       case _ => None
@@ -105,7 +136,7 @@ object Operation {
   final case class Compact(removed: Set[Long], fragments: IndexedSeq[Fragment]) extends Operation {
     def name = "compact"
     def conflictsWith(other: Operation): Option[String] = other match {
-      case _: Overwrite => Some("overwrote the dataset")
+      case r: Replacing => Some(r.replaced)
       case d: Delete if (d.touched & removed).nonEmpty => Some("deleted rows of fragments this compaction rewrites")
       case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
       case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty =>
@@ -126,6 +157,8 @@ object TransactionCodec {
   private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4;
   private val Compact = 5
   private val AddColumnFiles = 6
+  private val Create = 7
+  private val Restore = 8
 
   def encode(t: Transaction): Array[Byte] = {
     val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
@@ -135,6 +168,10 @@ object TransactionCodec {
         w.u8(Append).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
       case Operation.Overwrite(schema, fs) =>
         w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case Operation.Create(schema, fs) =>
+        w.u8(Create).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case Operation.Restore(version, schema, fs) =>
+        w.u8(Restore).i64(version).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
       case Operation.Delete(updated, removed, predicate) =>
         w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
         w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
@@ -162,6 +199,10 @@ object TransactionCodec {
     val op: Option[Operation] = r.u8("operation") match {
       case Append => val s = schema(); Some(Operation.Append(s, ManifestCodec.readFragments(r)))
       case Overwrite => val s = schema(); Some(Operation.Overwrite(s, ManifestCodec.readFragments(r)))
+      case Create => val s = schema(); Some(Operation.Create(s, ManifestCodec.readFragments(r)))
+      case Restore =>
+        val v = r.i64("restored version"); val s = schema();
+        Some(Operation.Restore(v, s, ManifestCodec.readFragments(r)))
       case Delete =>
         val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))

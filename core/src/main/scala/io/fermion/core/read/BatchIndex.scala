@@ -62,7 +62,11 @@ final class BatchIndex private (reader: FermionFileReader, val block: BatchMetaB
       var got = 0
       pages.foreachPage(chunk, offset, PageValues.Fixed(width), n) { p =>
         if (p.len != p.valueCount * width)
-          throw new InvalidFermionFileException(path, offset, s"$what page of ${p.valueCount} values has ${p.len} bytes")
+          throw new InvalidFermionFileException(
+            path,
+            offset,
+            s"$what page of ${p.valueCount} values has ${p.len} bytes"
+          )
         out.put(p.bytes, p.off, p.len)
         got += p.valueCount
       }
@@ -80,11 +84,16 @@ object BatchIndex {
     val f = reader.footer
     if (f.minor < 3 || (f.settings & L.Settings.BatchMode) == 0) return None
     val n = reader.numStripes
-    val start = if (n == 0) FileLayout.HeaderSize.toLong else reader.stripes.dataOffset(n - 1) + reader.stripes.dataLength(n - 1)
+    val start =
+      if (n == 0) FileLayout.HeaderSize.toLong else reader.stripes.dataOffset(n - 1) + reader.stripes.dataLength(n - 1)
     val end = reader.cmbAreaStart
     val size = BatchMetaBlock.size(n)
     if (end - start != size)
-      throw new InvalidFermionFileException(reader.path, start, s"batch index takes ${end - start} bytes, expected $size")
+      throw new InvalidFermionFileException(
+        reader.path,
+        start,
+        s"batch index takes ${end - start} bytes, expected $size"
+      )
     val bytes = reader.input.readFully(start, size.toInt)
     if (verifyChecksums) {
       val crc = new java.util.zip.CRC32
@@ -92,17 +101,23 @@ object BatchIndex {
       body.limit(body.position() + size.toInt - 4)
       crc.update(body)
       val stored = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(bytes.position() + size.toInt - 4)
-      if (stored != crc.getValue.toInt) throw new FermionChecksumException(reader.path, start, "batch index", stored, crc.getValue.toInt)
+      if (stored != crc.getValue.toInt)
+        throw new FermionChecksumException(reader.path, start, "batch index", stored, crc.getValue.toInt)
     }
-    val block = BatchMetaBlock.view(bytes, n).fold(why => throw new InvalidFermionFileException(reader.path, start, why), identity)
+    val block = BatchMetaBlock.view(bytes, n).fold(
+      why => throw new InvalidFermionFileException(reader.path, start, why),
+      identity
+    )
     var s = 0
     while (s < n) {
       val lo = reader.stripes.dataOffset(s)
       val hi = lo + reader.stripes.dataLength(s)
       def inside(o: Long, l: Long) = o >= lo && o + l <= hi
-      if (block.numBatches(s) < 1 || block.numBatches(s) > reader.stripes.rowCount(s) ||
-          !inside(block.idsOffset(s), block.idsLength(s)) || !inside(block.lengthsOffset(s), block.lengthsLength(s)) ||
-          block.minBatchId(s) > block.maxBatchId(s))
+      if (
+        block.numBatches(s) < 1 || block.numBatches(s) > reader.stripes.rowCount(s) ||
+        !inside(block.idsOffset(s), block.idsLength(s)) || !inside(block.lengthsOffset(s), block.lengthsLength(s)) ||
+        block.minBatchId(s) > block.maxBatchId(s)
+      )
         throw new InvalidFermionFileException(reader.path, start, s"batch index entry of stripe $s is inconsistent")
       s += 1
     }

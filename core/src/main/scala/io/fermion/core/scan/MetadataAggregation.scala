@@ -77,7 +77,9 @@ object MetadataAggregation {
       options: ReaderOptions = ReaderOptions()
   ): Option[MetadataAggregation] = {
     val schema = snapshot.schema.getOrElse(return None)
-    if (snapshot.hasDeletionsOrColumnFiles) return None
+    // Files must describe the rows: no deletions, no column files; and without files an engine would
+    // combine no partial counts into null instead of 0.
+    if (snapshot.hasDeletionsOrColumnFiles || snapshot.files.isEmpty) return None
     def flat(c: String) = schema.indexOf(c).map(schema.fields).filterNot(f => FermionType.isNested(f.dataType))
     val ok = aggregates.forall {
       case MetadataAggregate.CountRows => true

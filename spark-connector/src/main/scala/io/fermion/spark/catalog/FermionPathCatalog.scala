@@ -86,9 +86,16 @@ class FermionPathCatalog extends TableCatalog {
         s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})"
       )
     SparkTypeMapping.validate(schema)
-    // Nothing is created here: the write's commit creates the directory with its first files.
+    // Nothing is created here: the write's commit creates the dataset with its first files, and
+    // fails if another writer created it since Spark checked (a create-only commit, WriteIntent).
     val path = pathOf(ident)
-    new FermionTable(path, schema, acceptAnySchema = true, () => snapshotAt(ident))
+    new FermionTable(
+      path,
+      schema,
+      acceptAnySchema = true,
+      () => snapshotAt(ident),
+      FermionTable.Info(intent = io.fermion.spark.write.WriteIntent.Create)
+    )
   }
 
   override def alterTable(ident: Identifier, changes: TableChange*): Table =

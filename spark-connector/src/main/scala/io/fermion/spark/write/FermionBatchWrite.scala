@@ -8,20 +8,26 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, Phys
 import org.apache.spark.sql.types.StructType
 
 /** The driver side of a write: tasks write new data files under `data/` (invisible until a
-  * manifest references them); the job commit makes each non-empty file a fragment and commits an
-  * append or overwrite as the dataset's next version (core's [[FermionDataset.commit]]), retrying
-  * over concurrent compatible commits. On abort the files are deleted. */
+  * manifest references them); the job commit makes each non-empty file a fragment and commits the
+  * write's [[WriteIntent]] (append, create, overwrite, compact) as the dataset's next version
+  * (core's [[FermionDataset.commit]]), retrying over concurrent compatible commits. The existence
+  * check of a create and the truncation of an overwrite are part of that one atomic commit. On
+  * abort the files are deleted. */
 final class FermionBatchWrite(
     path: String,
     schema: StructType,
     fermionSchema: FermionSchema,
     options: io.fermion.core.write.WriterOptions,
-    overwrite: Boolean,
+    intent: WriteIntent,
     latestVersion: Long,
     conf: SerializableHadoopConf,
-    datasetConfig: Map[String, String] = Map.empty
+    datasetConfig: Map[String, String] = Map.empty,
+    onCommit: Option[() => Unit] = None
 ) extends BatchWrite {
-  private val readVersion = latestVersion
+
+  /** A creation commits over version 0 (no dataset), the others over the latest version when the
+    * write was planned. */
+  private val readVersion = if (intent == WriteIntent.Create) 0L else latestVersion
 
   private def dataset = new FermionDataset(new Path(path), conf.value)
 
@@ -40,14 +46,20 @@ final class FermionBatchWrite(
     val topIds = fermionSchema.fields.map(_.fieldId)
     val fragments =
       withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
-    val op = if (overwrite || readVersion == 0) {
-      if (readVersion == 0) Operation.Append(fermionSchema, fragments)
-      else Operation.Overwrite(fermionSchema, fragments)
-    } else Operation.Append(fermionSchema, fragments)
+    val op = intent match {
+      case WriteIntent.Create => Operation.Create(fermionSchema, fragments)
+      case WriteIntent.Overwrite => Operation.Overwrite(fermionSchema, fragments)
+      case WriteIntent.Append => Operation.Append(fermionSchema, fragments)
+    }
     // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
-    val config = if (readVersion == 0 || overwrite) datasetConfig else Map.empty[String, String]
+    val config = intent match {
+      case WriteIntent.Create | WriteIntent.Overwrite => datasetConfig
+      case WriteIntent.Append if readVersion == 0 => datasetConfig
+      case _ => Map.empty[String, String]
+    }
     try ds.commit(readVersion, op, config)
     catch { case t: Throwable => withRows.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
+    onCommit.foreach(_())
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = {

@@ -2,51 +2,74 @@ package io.fermion.spark.write
 
 import java.util.Locale
 
-import scala.jdk.CollectionConverters._
-
 import io.fermion.core.dataset.{DatasetLayout, FermionDataset, SchemaIds}
 import io.fermion.core.scan.Snapshot
-import io.fermion.core.write.WriterOptions
 import io.fermion.spark.{FermionOptions, FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
-import org.apache.spark.sql.connector.write.{BatchWrite, LogicalWriteInfo, SupportsTruncate, Write, WriteBuilder}
+import org.apache.spark.sql.connector.write.{
+  BatchWrite, LogicalWriteInfo, SupportsDynamicOverwrite, SupportsTruncate, Write, WriteBuilder
+}
 import org.apache.spark.sql.types.StructType
 
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
-  * same columns and types as the data already there), and whether it replaces the table's files
-  * (truncate = overwrite mode). */
+  * same columns and types as the data already there) and decides what the write means
+  * ([[WriteIntent]]): the table's default (append, or create for a table being created), or an
+  * overwrite when Spark asks to truncate (save mode overwrite, INSERT OVERWRITE, REPLACE TABLE) or
+  * to overwrite partitions dynamically (Fermion tables are not partitioned, so that replaces every
+  * row, as Spark's file sources do for an unpartitioned table). `options` are the write's options
+  * over the table's own. */
 final class FermionWriteBuilder(
     path: String,
     snapshot: Snapshot,
     tableSchema: StructType,
     info: LogicalWriteInfo,
-    checkAppendSchema: Boolean
-) extends WriteBuilder with SupportsTruncate {
-  private var overwrite = false
+    options: Map[String, String],
+    checkAppendSchema: Boolean,
+    defaultIntent: WriteIntent = WriteIntent.Append,
+    onCommit: Option[() => Unit] = None
+) extends WriteBuilder with SupportsTruncate with SupportsDynamicOverwrite {
+  private var intent: WriteIntent = defaultIntent
 
-  override def truncate(): WriteBuilder = { overwrite = true; this }
+  override def truncate(): WriteBuilder = { intent = WriteIntent.Overwrite; this }
+
+  override def overwriteDynamicPartitions(): WriteBuilder = { intent = WriteIntent.Overwrite; this }
 
   override def build(): Write = {
-    val schema = info.schema()
+    FermionOptions.writerOptions(options) // unknown keys and bad values fail here, naming the option
+    // Options the dataset keeps from its creation apply unless this write (or the table) sets them.
+    val stored =
+      if (intent == WriteIntent.Append) snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
+      else Map.empty[String, String]
+    val given = FermionOptions.writeSettings(options)
+    val writerOptions = FermionOptions.writerOptions(
+      stored.filterNot { case (k, _) => given.keys.exists(_.equalsIgnoreCase(k)) } ++ given
+    )
+    // Catalog tables keep the nullability they were declared with, whatever the INSERT's values.
+    val schema =
+      if (checkAppendSchema) info.schema()
+      else FermionTableSchema.withDeclaredNullability(info.schema(), tableSchema)
     SparkTypeMapping.validate(schema)
-    if (checkAppendSchema && !overwrite && tableSchema.nonEmpty)
+    val overwrite = intent == WriteIntent.Overwrite
+    if (checkAppendSchema && intent == WriteIntent.Append && tableSchema.nonEmpty)
       FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
-    // Options the dataset keeps from its creation apply unless this write sets them.
-    val given = info.options().asScala.toMap
-    val stored = if (overwrite) Map.empty[String, String]
-    else snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
-    val givenWrite = FermionOptions.writeSettings(given)
-    val merged = stored.filterNot { case (k, _) => givenWrite.keys.exists(_.equalsIgnoreCase(k)) } ++ givenWrite
-    val settings = FieldWriteSettings.resolve(schema, FermionOptions.writerOptions(merged))
-    // Appends keep the dataset's field ids; an overwrite starts the schema afresh.
+    if (intent == WriteIntent.Create && snapshot.manifest.nonEmpty)
+      throw new io.fermion.core.dataset.FermionCommitConflictException(
+        path,
+        0,
+        snapshot.version.get,
+        "created the dataset first: it already exists; nothing was written"
+      )
+    val settings = FieldWriteSettings.resolve(schema, writerOptions)
+    // Appends keep the dataset's field ids; an overwrite or a creation starts the schema afresh.
     val fresh = SparkTypeMapping.toFermion(schema)
     val fermionSchema = snapshot.manifest match {
-      case Some(m) if !overwrite => SchemaIds.assignFrom(m.schema, fresh, m.lastFieldId)
+      case Some(m) if !overwrite && intent != WriteIntent.Create => SchemaIds.assignFrom(m.schema, fresh, m.lastFieldId)
       case _ => fresh
     }
     if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
       throw new IllegalArgumentException(
         s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path"
       )
+    val finalIntent = intent
     new Write {
       override def toBatch: BatchWrite =
         new FermionBatchWrite(
@@ -54,12 +77,13 @@ final class FermionWriteBuilder(
           schema,
           fermionSchema,
           settings,
-          overwrite,
+          finalIntent,
           snapshot.version.getOrElse(0L),
           new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
-          FermionOptions.datasetConfig(given)
+          FermionOptions.datasetConfig(options),
+          onCommit
         )
-      override def description(): String = s"FermionWrite($path${if (overwrite) ", overwrite" else ""})"
+      override def description(): String = s"FermionWrite($path, $finalIntent)"
     }
   }
 }
