@@ -281,7 +281,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     val rowIds = old.config.getOrElse(FermionDataset.StableRowIdsConfig, "false")
     commit(
       latestV,
-      Operation.Restore(version, old.schema, old.fragments),
+      Operation.Restore(version, old.schema, old.fragments, old.partitionSpec),
       Map(FermionDataset.StableRowIdsConfig -> rowIds)
     )
   }
@@ -366,6 +366,8 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     (op, readSchema) match {
       case (a: Operation.Append, None) if !FermionDataset.sameShape(a.schema, m.schema) =>
         conflict("created the dataset with another schema")
+      case (a: Operation.Append, None) if a.partitionSpec != m.partitionSpec =>
+        conflict("created the dataset with another partitioning")
       case _ =>
     }
   }
@@ -408,11 +410,13 @@ object FermionDataset {
     val fragmentIds = applied.fragments.map(_.id)
     val deletions = applied.fragments.exists(_.deletion.nonEmpty)
     val rowIdFlag = if (rowIds) Manifest.FeatureStableRowIds else 0L
+    val partitionFlag = if (applied.partitionSpec.nonEmpty) Manifest.FeaturePartitions else 0L
+    if (applied.partitionSpec.nonEmpty) checkPartitioned(applied)
     applied.copy(
       version = base.version + 1,
       timestampMillis = math.max(System.currentTimeMillis(), base.timestampMillis + 1),
-      readerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag,
-      writerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag,
+      readerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag,
+      writerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag,
       maxFragmentId = (base.maxFragmentId +: fragmentIds).max,
       nextRowId = nextRowId,
       transactionFile = txnName,
@@ -423,6 +427,22 @@ object FermionDataset {
         math.max(base.lastFieldId, SchemaIds.maxId(applied.schema)).toString
       )
     )
+  }
+
+  /** A partitioned version must be self-consistent: its spec names supported top-level columns and
+    * every fragment carries one value per partition column. */
+  private def checkPartitioned(m: Manifest): Unit = {
+    val fields =
+      try m.partitionFields
+      catch { case e: IllegalStateException => throw new IllegalArgumentException(e.getMessage, e) }
+    fields.find(f => !Partitioning.supportedType(f.dataType)).foreach { f =>
+      throw new IllegalArgumentException(s"partition column `${f.name}` has unsupported type ${f.dataType}")
+    }
+    m.fragments.find(_.partition.size != m.partitionSpec.size).foreach { f =>
+      throw new IllegalArgumentException(
+        s"fragment ${f.id} has ${f.partition.size} partition values; the dataset has ${m.partitionSpec.size} partition columns"
+      )
+    }
   }
 
   /** Same names, types and field ids at every level (nullability may differ). */

@@ -1,5 +1,6 @@
 package io.fermion.core.dataset
 
+import io.fermion.core.expr.FilterValue
 import io.fermion.core.schema.{FermionField, FermionSchema}
 
 /** One version of a dataset (docs/table-format.md, "Manifest"): its schema with stable field ids,
@@ -16,9 +17,18 @@ final case class Manifest(
     transactionFile: String,
     operation: String,
     tag: String = "",
-    config: Map[String, String] = Map.empty
+    config: Map[String, String] = Map.empty,
+    /** The partition columns: top-level field ids of `schema`, in order (empty: not partitioned).
+      * Each fragment holds rows of one combination of their values, recorded in the fragment
+      * ([[Fragment.partition]]); data files do not store these columns. */
+    partitionSpec: IndexedSeq[Int] = IndexedSeq.empty
 ) {
   def rowCount: Long = fragments.iterator.map(_.rowCount).sum
+
+  def isPartitioned: Boolean = partitionSpec.nonEmpty
+
+  /** The schema fields of the partition columns, in spec order. */
+  def partitionFields: IndexedSeq[FermionField] = Partitioning.fields(schema, partitionSpec)
 
   /** The largest field id this dataset ever used (dropped fields included): new fields take ids
     * after it, so a new column never reads a dropped column's data left in old files. */
@@ -33,8 +43,12 @@ object Manifest {
 
   /** Reader and writer feature flag: fragments carry stable row ids. */
   val FeatureStableRowIds: Long = 2L
-  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
-  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds
+
+  /** Reader and writer feature flag: the dataset is partitioned (a partition spec and values per
+    * fragment, which older readers would read as null columns). */
+  val FeaturePartitions: Long = 16L
+  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
+  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
 
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"
@@ -47,7 +61,12 @@ final case class Fragment(
     physicalRows: Long,
     files: IndexedSeq[DataFile],
     deletion: Option[DeletionFile],
-    rowIdStart: Option[Long] = None
+    rowIdStart: Option[Long] = None,
+    /** The value of each partition column for every row of the fragment, in the order of the
+      * dataset's partition spec (None: SQL NULL); empty in unpartitioned datasets. Values are in
+      * the column's [[FilterValue]] domain: integers, booleans (0/1), dates (days), timestamps
+      * (micros) and decimals (unscaled) as `Integral`, strings as UTF-8 `Bytes`. */
+    partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty
 ) {
   def rowCount: Long = physicalRows - deletion.map(_.deletedRows).getOrElse(0L)
 }

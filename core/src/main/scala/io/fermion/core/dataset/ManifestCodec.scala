@@ -3,7 +3,8 @@ package io.fermion.core.dataset
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets
 
-import io.fermion.core.schema.SchemaCodec
+import io.fermion.core.expr.FilterValue
+import io.fermion.core.schema.{FermionSchema, FermionType, SchemaCodec}
 
 /** The manifest's bytes (docs/table-format.md, "Manifest file"): one sequential little-endian
   * record, read in one go and parsed in one pass, so opening a dataset of many fragments is one
@@ -11,10 +12,23 @@ import io.fermion.core.schema.SchemaCodec
 object ManifestCodec {
   val Magic: Array[Byte] = "FRMM".getBytes(StandardCharsets.US_ASCII)
   val Major = 1
-  val Minor = 0
+
+  /** The newest minor version this code reads and writes. Minor 1 adds a list of sections after the
+    * fragments (the partitioning, 6.7); manifests without a section are still written as minor 0,
+    * byte for byte as before. */
+  val Minor = 1
+
+  /** Section kinds (6.7). */
+  val PartitioningSection = 1
+
+  /** The sections of `m`: its partitioning when it is partitioned. */
+  private def sections(m: Manifest): Seq[(Int, Array[Byte])] =
+    if (m.partitionSpec.isEmpty) Nil
+    else Seq(PartitioningSection -> partitioningBody(m.partitionSpec, m.fragments))
 
   def encode(m: Manifest): Array[Byte] = {
-    val w = new MetadataWriter(Magic).u16(Major).u16(Minor)
+    val extra = sections(m)
+    val w = new MetadataWriter(Magic).u16(Major).u16(if (extra.isEmpty) 0 else 1)
     w.i64(m.version).i64(m.timestampMillis).i64(m.readerFeatures).i64(m.writerFeatures)
     w.i64(m.maxFragmentId).i64(m.nextRowId)
     w.string(m.transactionFile).string(m.operation).string(m.tag)
@@ -22,7 +36,89 @@ object ManifestCodec {
     m.config.toSeq.sortBy(_._1).foreach { case (k, v) => w.string(k).string(v) }
     w.bytes(SchemaCodec.encode(m.schema))
     writeFragments(w, m.fragments)
+    if (extra.nonEmpty) writeSections(w, extra)
     w.finish()
+  }
+
+  /** `u32 count`, then per section `u16 kind` and its body as `bytes` (u32 length + body). */
+  def writeSections(w: MetadataWriter, sections: Seq[(Int, Array[Byte])]): Unit = {
+    w.u32(sections.size)
+    sections.foreach { case (kind, body) => w.u16(kind).bytes(body) }
+  }
+
+  /** Reads a section list, handing each section of a kind `known` to it (which must consume
+    * exactly the body) and skipping the others. */
+  def readSections(r: MetadataReader)(known: PartialFunction[Int, MetadataReader => Unit]): Unit = {
+    (0 until r.count("sections", 6)).foreach { _ =>
+      val kind = r.u16("section kind")
+      val length = r.u32("section length")
+      val start = r.position
+      r.skip(length, s"section $kind") // checks the body is inside the file
+      if (known.isDefinedAt(kind)) {
+        val end = r.position
+        r.seek(start)
+        known(kind)(r)
+        r.check(r.position == end, s"section $kind holds ${end - r.position} bytes more than its fields")
+      }
+    }
+  }
+
+  /** The partitioning section: the spec, then for each fragment its partition values. */
+  def partitioningBody(spec: IndexedSeq[Int], fragments: Seq[Fragment]): Array[Byte] = {
+    val b = new MetadataWriter(Array.emptyByteArray)
+    b.u32(spec.size); spec.foreach(b.u32)
+    b.u32(fragments.size)
+    fragments.foreach { f => b.u32(f.partition.size); f.partition.foreach(writeValue(b, _)) }
+    b.written
+  }
+
+  /** Reads a partitioning section: (spec, values of each of `fragments` fragments). */
+  def readPartitioning(r: MetadataReader, fragments: Int): (IndexedSeq[Int], IndexedSeq[IndexedSeq[Option[FilterValue]]]) = {
+    val spec = (0 until r.count("partition fields", 4)).map(_ => r.u32("partition field id"))
+    r.check(spec.distinct.size == spec.size, s"partition field ids repeat (${spec.mkString(", ")})")
+    val n = r.count("partitioned fragments", 4)
+    r.check(n == fragments, s"partition values are given for $n fragments, not for the $fragments listed")
+    val values = (0 until n).map(_ => (0 until r.count("partition values", 1)).map(_ => readValue(r)))
+    (spec, values)
+  }
+
+  /** A partition value: `u8` kind (0 null, 1 integral i64, 2 floating f64, 3 bytes) and its bytes. */
+  def writeValue(w: MetadataWriter, v: Option[FilterValue]): Unit = v match {
+    case None => w.u8(0)
+    case Some(FilterValue.Integral(x)) => w.u8(1).i64(x)
+    case Some(FilterValue.Floating(x)) => w.u8(2).f64(x)
+    case Some(FilterValue.Bytes(b)) => w.u8(3).bytes(b)
+  }
+
+  def readValue(r: MetadataReader): Option[FilterValue] = r.u8("partition value kind") match {
+    case 0 => None
+    case 1 => Some(FilterValue.Integral(r.i64("partition value")))
+    case 2 => Some(FilterValue.Floating(r.f64("partition value")))
+    case 3 => Some(FilterValue.Bytes(r.bytes("partition value")))
+    case k => r.check(false, s"unknown partition value kind $k"); None
+  }
+
+  /** Checks a manifest's partitioning against its schema: top-level fields of supported types,
+    * one value per field and fragment, of the field's kind. */
+  private def checkPartitioning(r: MetadataReader, schema: FermionSchema, spec: IndexedSeq[Int], fragments: Seq[Fragment]): Unit = {
+    val fields = spec.map { id =>
+      val f = schema.fields.find(_.fieldId == id)
+      r.check(f.nonEmpty, s"partition field id $id is not a top-level field of the schema")
+      r.check(Partitioning.supportedType(f.get.dataType), s"partition column `${f.get.name}` has type ${f.get.dataType}")
+      f.get
+    }
+    fragments.foreach { frag =>
+      r.check(frag.partition.size == spec.size, s"fragment ${frag.id} has ${frag.partition.size} partition values, not ${spec.size}")
+      frag.partition.zip(fields).foreach { case (v, f) =>
+        val ok = (v, f.dataType) match {
+          case (None, _) => true
+          case (Some(FilterValue.Bytes(_)), FermionType.Utf8) => true
+          case (Some(FilterValue.Integral(_)), t) => t != FermionType.Utf8
+          case _ => false
+        }
+        r.check(ok, s"fragment ${frag.id}: partition value $v does not fit column `${f.name}` of type ${f.dataType}")
+      }
+    }
   }
 
   def writeFragments(w: MetadataWriter, fragments: Seq[Fragment]): Unit = {
@@ -68,8 +164,21 @@ object ManifestCodec {
         case e: RuntimeException =>
           throw new InvalidFermionDatasetException(dataset, file, s"schema does not decode: ${e.getMessage}", e)
       }
-    val fragments = readFragments(r)
-    if (minor <= Minor) r.done() // a newer minor version may append fields this reader skips
+    val listed = readFragments(r)
+    var spec = IndexedSeq.empty[Int]
+    var fragments = listed
+    if (minor >= 1) readSections(r) { case PartitioningSection =>
+      rd =>
+        val (s, values) = readPartitioning(rd, listed.size)
+        spec = s
+        fragments = listed.zip(values).map { case (f, v) => f.copy(partition = v) }
+    }
+    if (minor <= Minor) r.done() else r.skipRest() // a newer minor version may append fields this reader skips
+    r.check(
+      spec.nonEmpty == ((readerFeatures & Manifest.FeaturePartitions) != 0),
+      s"reader feature 0x${Manifest.FeaturePartitions.toHexString} and the partitioning section must come together"
+    )
+    checkPartitioning(r, schema, spec, fragments)
     Manifest(
       version,
       ts,
@@ -82,7 +191,8 @@ object ManifestCodec {
       txn,
       op,
       tag,
-      config
+      config,
+      spec
     )
   }
 

@@ -19,6 +19,12 @@ final class MetadataWriter(magic: Array[Byte]) {
   def string(s: String): this.type = { bytes(s.getBytes(StandardCharsets.UTF_8)) }
   def bytes(b: Array[Byte]): this.type = { out.putInt(b.length); out.putBytes(b, 0, b.length); this }
 
+  def f64(v: Double): this.type = i64(java.lang.Double.doubleToRawLongBits(v))
+  def raw(b: Array[Byte]): this.type = { out.putBytes(b, 0, b.length); this }
+
+  /** What was written so far (a writer created with an empty magic collects a section's body). */
+  def written: Array[Byte] = java.util.Arrays.copyOf(out.array, out.length)
+
   def finish(): Array[Byte] = {
     val crc = new CRC32
     crc.update(out.array, 0, out.length)
@@ -74,5 +80,14 @@ final class MetadataReader(bytes: Array[Byte], magic: Array[Byte], dataset: Stri
   /** A count of items, each at least `minItemBytes` long (so a corrupt count cannot allocate). */
   def count(what: String, minItemBytes: Int): Int = { val n = u32(what); need(n.toLong * minItemBytes, what); n }
   def check(cond: Boolean, msg: => String): Unit = if (!cond) fail(msg)
+
+  /** Offset of the next field from the start of the file. */
+  def position: Int = buf.position()
+  def seek(p: Int): Unit = buf.position(p)
+  def skip(n: Int, what: String): Unit = { need(n.toLong, what); buf.position(buf.position() + n) }
+  def f64(what: String): Double = java.lang.Double.longBitsToDouble(i64(what))
+
+  /** Skips whatever is left before the trailer (fields of a newer minor version). */
+  def skipRest(): Unit = buf.position(buf.limit())
   def done(): Unit = if (buf.remaining != 0) fail(s"${buf.remaining} unexpected bytes before the trailer")
 }

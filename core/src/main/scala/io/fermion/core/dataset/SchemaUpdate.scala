@@ -37,12 +37,16 @@ final class SchemaUpdate private[dataset] (dataset: FermionDataset) {
   }
 
   def dropColumns(names: String*): SchemaUpdate = {
-    changes :+= { (_: Manifest) => (s: FermionSchema) =>
+    changes :+= { (m: Manifest) => (s: FermionSchema) =>
       val drop = names.map(_.toLowerCase(Locale.ROOT)).toSet
       val missing = drop -- s.fields.map(_.name.toLowerCase(Locale.ROOT))
       if (missing.nonEmpty) fail(s"Cannot drop ${missing.toSeq.sorted.mkString(", ")}: no such column")
+      s.fields.find(f => drop.contains(f.name.toLowerCase(Locale.ROOT)) && m.partitionSpec.contains(f.fieldId))
+        .foreach(f => fail(s"Cannot drop `${f.name}`: the dataset is partitioned by it"))
       val kept = s.fields.filterNot(f => drop.contains(f.name.toLowerCase(Locale.ROOT)))
       if (kept.isEmpty) fail("Cannot drop every column")
+      if (kept.forall(f => m.partitionSpec.contains(f.fieldId)))
+        fail("Cannot drop every column that is not a partition column")
       FermionSchema(kept)
     }
     described :+= s"drop columns ${names.mkString(", ")}"

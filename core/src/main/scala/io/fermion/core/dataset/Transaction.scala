@@ -3,6 +3,7 @@ package io.fermion.core.dataset
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets
 
+import io.fermion.core.expr.{ConstantFilter, FilterExpr, FilterValue}
 import io.fermion.core.schema.{FermionSchema, SchemaCodec}
 
 /** What one commit did (docs/table-format.md, "Transactions"). Written to `_transactions/` before
@@ -26,27 +27,92 @@ object Operation {
 
   /** New fragments with new ids (taken after the base's largest when committed). `schema` is the
     * schema the data was written with; it becomes the dataset's when the append creates it. */
-  final case class Append(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
+  final case class Append(
+      schema: FermionSchema,
+      fragments: IndexedSeq[Fragment],
+      /** The partition spec the fragments were written for (must be the dataset's). */
+      partitionSpec: IndexedSeq[Int] = IndexedSeq.empty
+  ) extends Operation {
     def name = "append"
     def conflictsWith(other: Operation): Option[String] = other match {
       case r: Replacing => Some(r.replaced)
       case _ => None
     }
-    def apply(base: Manifest): Manifest =
+    def apply(base: Manifest): Manifest = {
+      val creates = base.schema.fields.isEmpty
+      if (!creates) samePartitioning(base, partitionSpec)
       base.copy(
-        schema = if (base.schema.fields.isEmpty) schema else SchemaIds.relaxNullability(base.schema, schema),
-        fragments = base.fragments ++ renumber(base, fragments)
+        schema = if (creates) schema else SchemaIds.relaxNullability(base.schema, schema),
+        fragments = base.fragments ++ renumber(base, fragments),
+        partitionSpec = if (creates) partitionSpec else base.partitionSpec
       )
+    }
   }
+
+  /** Rows of some partitions replaced (static or dynamic INSERT OVERWRITE, `replaceWhere`): the
+    * fragments of the version read whose partition values satisfy `predicate` (`removed`) give way
+    * to new fragments, whose values satisfy it too. `predicate` is over partition columns only,
+    * named by field id in decimal (see [[Partitioning.byId]]). Concurrent commits that touched
+    * those partitions conflict; commits elsewhere do not. */
+  final case class ReplacePartitions(
+      schema: FermionSchema,
+      partitionSpec: IndexedSeq[Int],
+      predicate: FilterExpr,
+      removed: Set[Long],
+      fragments: IndexedSeq[Fragment],
+      description: String
+  ) extends Operation {
+    def name = "replace_partitions"
+
+    /** Whether some row of a fragment with `values` could lie in the replaced partitions. */
+    def covers(values: IndexedSeq[Option[FilterValue]]): Boolean =
+      ConstantFilter.mayMatch(predicate, Partitioning.byId(partitionSpec, values))
+
+    private def into(fs: Seq[Fragment]): Seq[Fragment] = fs.filter(f => covers(f.partition))
+
+    def conflictsWith(other: Operation): Option[String] = other match {
+      case r: Replacing => Some(r.replaced)
+      case a: Append if a.partitionSpec != partitionSpec => Some("appended rows partitioned otherwise")
+      case a: Append if into(a.fragments).nonEmpty => Some(s"appended rows to the partitions this overwrite replaces")
+      case r: ReplacePartitions if (r.removed & removed).nonEmpty || into(r.fragments).nonEmpty =>
+        Some("replaced the same partitions")
+      case d: Delete if (d.touched & removed).nonEmpty => Some("deleted rows of partitions this overwrite replaces")
+      case c: Compact if (c.removed & removed).nonEmpty => Some("compacted fragments this overwrite replaces")
+      case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty =>
+        Some("added column files to fragments this overwrite replaces")
+      case _ => None
+    }
+    def apply(base: Manifest): Manifest = {
+      samePartitioning(base, partitionSpec)
+      base.copy(
+        schema = SchemaIds.relaxNullability(base.schema, schema),
+        fragments = base.fragments.filterNot(f => removed.contains(f.id)) ++ renumber(base, fragments)
+      )
+    }
+  }
+
+  /** Appends and partition overwrites keep the dataset's partitioning (only a Replacing operation,
+    * which conflicts with them, can change it). */
+  private def samePartitioning(base: Manifest, spec: IndexedSeq[Int]): Unit =
+    if (base.partitionSpec != spec)
+      throw new IllegalStateException(
+        s"rows written for partition spec [${spec.mkString(", ")}] cannot go into version ${base.version}, " +
+          s"partitioned by [${base.partitionSpec.mkString(", ")}]"
+      )
 
   /** The first version of a dataset that must not exist yet (a create-only write: save mode
     * errorifexists or ignore, CREATE TABLE, CREATE TABLE AS SELECT). Committed with read version 0;
     * any version committed meanwhile means another writer created the dataset first: a conflict. */
-  final case class Create(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Operation {
+  final case class Create(
+      schema: FermionSchema,
+      fragments: IndexedSeq[Fragment],
+      partitionSpec: IndexedSeq[Int] = IndexedSeq.empty
+  ) extends Operation {
     def name = "create"
     def conflictsWith(other: Operation): Option[String] =
       Some(s"created the dataset first (${other.name}): it already exists")
-    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = renumber(base, fragments))
+    def apply(base: Manifest): Manifest =
+      base.copy(schema = schema, fragments = renumber(base, fragments), partitionSpec = partitionSpec)
   }
 
   /** Replaces the dataset's rows and schema whatever they are ([[Overwrite]], [[Restore]]):
@@ -60,21 +126,31 @@ object Operation {
   /** The dataset's rows and schema replaced. Applies over anything: it does not depend on what was
     * there (an overwrite that read version 0 also replaces a dataset another writer created
     * meanwhile, as it would have had it run second). */
-  final case class Overwrite(schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Replacing {
+  final case class Overwrite(
+      schema: FermionSchema,
+      fragments: IndexedSeq[Fragment],
+      partitionSpec: IndexedSeq[Int] = IndexedSeq.empty
+  ) extends Replacing {
     def name = "overwrite"
     def replaced = "overwrote the dataset"
     def conflictsWith(other: Operation): Option[String] = None
-    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = renumber(base, fragments))
+    def apply(base: Manifest): Manifest =
+      base.copy(schema = schema, fragments = renumber(base, fragments), partitionSpec = partitionSpec)
   }
 
   /** The schema and fragments of an older version `version` made current again (RESTORE). The
     * fragments keep their ids (ids are never reused, so none can clash), their data and deletion
     * files and their row ids: rows read back with the `_rowaddr` they had in that version. */
-  final case class Restore(version: Long, schema: FermionSchema, fragments: IndexedSeq[Fragment]) extends Replacing {
+  final case class Restore(
+      version: Long,
+      schema: FermionSchema,
+      fragments: IndexedSeq[Fragment],
+      partitionSpec: IndexedSeq[Int] = IndexedSeq.empty
+  ) extends Replacing {
     def name = "restore"
     def replaced = s"restored version $version"
     def conflictsWith(other: Operation): Option[String] = None
-    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = fragments)
+    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = fragments, partitionSpec = partitionSpec)
   }
 
   /** Rows deleted: fragments given new deletion files, fragments removed when no row is left. */
@@ -86,6 +162,7 @@ object Operation {
       case d: Delete if (d.touched & touched).nonEmpty =>
         Some(s"deleted rows of the same fragments (${(d.touched & touched).toSeq.sorted.mkString(", ")})")
       case c: Compact if (c.removed & touched).nonEmpty => Some("compacted fragments this delete changes")
+      case p: ReplacePartitions if (p.removed & touched).nonEmpty => Some("replaced partitions this delete changes")
       case _ => None
     }
 
@@ -123,6 +200,8 @@ object Operation {
       case r: Replacing => Some(r.replaced)
       case _: Project | _: AddColumnFiles => Some("changed the schema")
       case c: Compact if (c.removed & files.keySet).nonEmpty => Some("compacted fragments this change adds files to")
+      case p: ReplacePartitions if (p.removed & files.keySet).nonEmpty =>
+        Some("replaced partitions this change adds files to")
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -141,6 +220,7 @@ object Operation {
       case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
       case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty =>
         Some("added column files to fragments this compaction rewrites")
+      case p: ReplacePartitions if (p.removed & removed).nonEmpty => Some("replaced partitions this compaction rewrites")
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -159,19 +239,43 @@ object TransactionCodec {
   private val AddColumnFiles = 6
   private val Create = 7
   private val Restore = 8
+  private val ReplacePartitions = 9
+
+  /** Nested filters deeper than this are refused (writers build balanced trees). */
+  private val MaxFilterDepth = 1000
+
+  /** The fragments the payload lists (those the partitioning section gives values for), and the
+    * partition spec the operation carries. */
+  private def partitioned(op: Operation): (IndexedSeq[Fragment], IndexedSeq[Int]) = op match {
+    case o: Operation.Append => (o.fragments, o.partitionSpec)
+    case o: Operation.Overwrite => (o.fragments, o.partitionSpec)
+    case o: Operation.Create => (o.fragments, o.partitionSpec)
+    case o: Operation.Restore => (o.fragments, o.partitionSpec)
+    case o: Operation.ReplacePartitions => (o.fragments, o.partitionSpec)
+    case o: Operation.Delete => (o.updated, IndexedSeq.empty)
+    case o: Operation.Compact => (o.fragments, IndexedSeq.empty)
+    case _: Operation.Project | _: Operation.AddColumnFiles => (IndexedSeq.empty, IndexedSeq.empty)
+  }
 
   def encode(t: Transaction): Array[Byte] = {
-    val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(ManifestCodec.Minor)
+    val (listed, spec) = partitioned(t.operation)
+    // Minor 1 (a section list after the payload) only where there is something to put there: the
+    // transactions of unpartitioned datasets stay byte for byte what minor 0 writers write.
+    val sections =
+      if (spec.isEmpty && listed.forall(_.partition.isEmpty) && !t.operation.isInstanceOf[Operation.ReplacePartitions])
+        Nil
+      else Seq(ManifestCodec.PartitioningSection -> ManifestCodec.partitioningBody(spec, listed))
+    val w = new MetadataWriter(Magic).u16(ManifestCodec.Major).u16(if (sections.isEmpty) 0 else 1)
     w.i64(t.readVersion).string(t.uuid)
     t.operation match {
-      case Operation.Append(schema, fs) =>
-        w.u8(Append).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
-      case Operation.Overwrite(schema, fs) =>
-        w.u8(Overwrite).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
-      case Operation.Create(schema, fs) =>
-        w.u8(Create).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
-      case Operation.Restore(version, schema, fs) =>
-        w.u8(Restore).i64(version).bytes(SchemaCodec.encode(schema)); ManifestCodec.writeFragments(w, fs)
+      case o: Operation.Append =>
+        w.u8(Append).bytes(SchemaCodec.encode(o.schema)); ManifestCodec.writeFragments(w, o.fragments)
+      case o: Operation.Overwrite =>
+        w.u8(Overwrite).bytes(SchemaCodec.encode(o.schema)); ManifestCodec.writeFragments(w, o.fragments)
+      case o: Operation.Create =>
+        w.u8(Create).bytes(SchemaCodec.encode(o.schema)); ManifestCodec.writeFragments(w, o.fragments)
+      case o: Operation.Restore =>
+        w.u8(Restore).i64(o.version).bytes(SchemaCodec.encode(o.schema)); ManifestCodec.writeFragments(w, o.fragments)
       case Operation.Delete(updated, removed, predicate) =>
         w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
         w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
@@ -183,8 +287,64 @@ object TransactionCodec {
         files.toSeq.sortBy(_._1).foreach { case (id, d) =>
           w.i64(id).string(d.path).u32(d.fieldIds.size); d.fieldIds.foreach(w.u32)
         }
+      case o: Operation.ReplacePartitions =>
+        w.u8(ReplacePartitions).bytes(SchemaCodec.encode(o.schema)).string(o.description)
+        writeFilter(w, o.predicate)
+        w.u32(o.removed.size); o.removed.toSeq.sorted.foreach(w.i64)
+        ManifestCodec.writeFragments(w, o.fragments)
     }
+    if (sections.nonEmpty) ManifestCodec.writeSections(w, sections)
     w.finish()
+  }
+
+  /** A filter over partition columns named by field id (10.2): a node kind, then its fields. */
+  private def writeFilter(w: MetadataWriter, e: FilterExpr): Unit = {
+    import FilterExpr._
+    def id(c: String): Int =
+      c.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"filter column '$c' is not a field id"))
+    e match {
+      case Compare(c, op, v) =>
+        w.u8(1).u32(id(c)).u8(op match {
+          case Eq => 1; case NotEq => 2; case Lt => 3; case LtEq => 4; case Gt => 5; case GtEq => 6
+        })
+        ManifestCodec.writeValue(w, Some(v))
+      case In(c, vs) => w.u8(2).u32(id(c)).u32(vs.size); vs.foreach(v => ManifestCodec.writeValue(w, Some(v)))
+      case IsNull(c) => w.u8(3).u32(id(c))
+      case IsNotNull(c) => w.u8(4).u32(id(c))
+      case And(l, r) => w.u8(5); writeFilter(w, l); writeFilter(w, r)
+      case Or(l, r) => w.u8(6); writeFilter(w, l); writeFilter(w, r)
+      case Not(c) => w.u8(7); writeFilter(w, c)
+      case StartsWith(c, p) => w.u8(8).u32(id(c)).bytes(p)
+      case Unknown => throw new IllegalArgumentException("a partition filter cannot hold an unknown part")
+    }
+  }
+
+  private def readFilter(r: MetadataReader, depth: Int = 0): FilterExpr = {
+    import FilterExpr._
+    r.check(depth < MaxFilterDepth, s"partition filter nested deeper than $MaxFilterDepth")
+    def value(): FilterValue = {
+      val v = ManifestCodec.readValue(r)
+      r.check(v.nonEmpty, "a partition filter compares with null"); v.get
+    }
+    r.u8("filter node") match {
+      case 1 =>
+        val c = r.u32("filter field id").toString
+        val op = r.u8("comparison") match {
+          case 1 => Eq; case 2 => NotEq; case 3 => Lt; case 4 => LtEq; case 5 => Gt; case 6 => GtEq
+          case k => r.check(false, s"unknown comparison $k"); Eq
+        }
+        Compare(c, op, value())
+      case 2 =>
+        val c = r.u32("filter field id").toString
+        In(c, (0 until r.count("filter values", 2)).map(_ => value()))
+      case 3 => IsNull(r.u32("filter field id").toString)
+      case 4 => IsNotNull(r.u32("filter field id").toString)
+      case 5 => val l = readFilter(r, depth + 1); And(l, readFilter(r, depth + 1))
+      case 6 => val l = readFilter(r, depth + 1); Or(l, readFilter(r, depth + 1))
+      case 7 => Not(readFilter(r, depth + 1))
+      case 8 => val c = r.u32("filter field id").toString; StartsWith(c, r.bytes("prefix"))
+      case k => r.check(false, s"unknown filter node $k"); Unknown
+    }
   }
 
   /** None for an operation this reader does not know (the caller treats it as a conflict). */
@@ -214,9 +374,43 @@ object TransactionCodec {
           id -> DataFile(path, (0 until r.count("field ids", 4)).map(_ => r.u32("field id")))
         }.toMap
         Some(Operation.AddColumnFiles(s, files, d))
+      case ReplacePartitions =>
+        val s = schema(); val d = r.string("description"); val p = readFilter(r); val removed = ids()
+        Some(Operation.ReplacePartitions(s, IndexedSeq.empty, p, removed, ManifestCodec.readFragments(r), d))
       case _ => None
     }
-    // A newer minor version may append fields this reader skips, as in manifests.
-    op.map { o => if (minor <= ManifestCodec.Minor) r.done(); Transaction(readVersion, uuid, o) }
+    op.map { o0 =>
+      var o = o0
+      var partitioning = false
+      if (minor >= 1) ManifestCodec.readSections(r) { case ManifestCodec.PartitioningSection =>
+        rd =>
+          val (listed, _) = partitioned(o0)
+          val (spec, values) = ManifestCodec.readPartitioning(rd, listed.size)
+          o = withPartitioning(o0, spec, values)
+          partitioning = true
+      }
+      r.check(partitioning || !o0.isInstanceOf[Operation.ReplacePartitions], "a replace_partitions without its partitioning")
+      // A newer minor version may append fields this reader skips, as in manifests.
+      if (minor <= ManifestCodec.Minor) r.done() else r.skipRest()
+      Transaction(readVersion, uuid, o)
+    }
+  }
+
+  private def withPartitioning(
+      op: Operation,
+      spec: IndexedSeq[Int],
+      values: IndexedSeq[IndexedSeq[Option[FilterValue]]]
+  ): Operation = {
+    def put(fs: IndexedSeq[Fragment]) = fs.zip(values).map { case (f, v) => f.copy(partition = v) }
+    op match {
+      case o: Operation.Append => o.copy(fragments = put(o.fragments), partitionSpec = spec)
+      case o: Operation.Overwrite => o.copy(fragments = put(o.fragments), partitionSpec = spec)
+      case o: Operation.Create => o.copy(fragments = put(o.fragments), partitionSpec = spec)
+      case o: Operation.Restore => o.copy(fragments = put(o.fragments), partitionSpec = spec)
+      case o: Operation.ReplacePartitions => o.copy(fragments = put(o.fragments), partitionSpec = spec)
+      case o: Operation.Delete => o.copy(updated = put(o.updated))
+      case o: Operation.Compact => o.copy(fragments = put(o.fragments))
+      case o => o
+    }
   }
 }

@@ -43,6 +43,19 @@ object FilterExpr {
     case Unknown => Set.empty
   }
 
+  /** `e` with every column reference replaced by `f(column)`. */
+  def mapColumns(e: FilterExpr, f: String => String): FilterExpr = e match {
+    case Compare(c, op, v) => Compare(f(c), op, v)
+    case In(c, vs) => In(f(c), vs)
+    case StartsWith(c, p) => StartsWith(f(c), p)
+    case IsNull(c) => IsNull(f(c))
+    case IsNotNull(c) => IsNotNull(f(c))
+    case And(l, r) => And(mapColumns(l, f), mapColumns(r, f))
+    case Or(l, r) => Or(mapColumns(l, f), mapColumns(r, f))
+    case Not(c) => Not(mapColumns(c, f))
+    case Unknown => Unknown
+  }
+
   /** Pushes NOT down to the leaves (De Morgan; NOT of a comparison is the opposite comparison,
     * since null rows satisfy neither). NOT of what has no opposite becomes [[Unknown]]. */
   def normalize(e: FilterExpr): FilterExpr = e match {
@@ -76,5 +89,13 @@ sealed trait FilterValue extends Serializable
 object FilterValue {
   final case class Integral(value: Long) extends FilterValue
   final case class Floating(value: Double) extends FilterValue
-  final case class Bytes(value: Array[Byte]) extends FilterValue
+  final case class Bytes(value: Array[Byte]) extends FilterValue {
+    // By content: partition values of fragments are compared, hashed and kept in sets.
+    override def equals(o: Any): Boolean = o match {
+      case Bytes(other) => java.util.Arrays.equals(value, other)
+      case _ => false
+    }
+    override def hashCode: Int = java.util.Arrays.hashCode(value)
+    override def toString: String = s"Bytes(${new String(value, java.nio.charset.StandardCharsets.UTF_8)})"
+  }
 }

@@ -26,6 +26,18 @@ object LooseFiles {
     }
   }
 
+  /** Data files with their partition directories: the files directly under `path` and under
+    * Hive-style `k=v` directories ([[HivePartitions]]), or `path` itself when it is a file. */
+  def listPartitioned(path: Path, conf: Configuration): IndexedSeq[HivePartitions.Listed] = {
+    val fs = FileSystems.forPath(path, conf)
+    if (!fs.exists(path)) IndexedSeq.empty
+    else {
+      val status = fs.getFileStatus(path)
+      if (status.isFile) IndexedSeq(HivePartitions.Listed(status, IndexedSeq.empty))
+      else HivePartitions.list(fs, path)
+    }
+  }
+
   /** Same type tree and child names (case-insensitive); nullability and field ids may differ. */
   def sameType(a: FermionField, b: FermionField): Boolean =
     a.dataType == b.dataType && a.children.size == b.children.size &&

@@ -22,7 +22,10 @@ final case class ReadPlan(
     /** Return only rows that satisfy the filter (else the filter only skips data). */
     exactFilter: Boolean,
     /** Only rows of these batches (batch-mode files; rows of other files have no batch). */
-    batches: Option[BatchSelection] = None
+    batches: Option[BatchSelection] = None,
+    /** The snapshot's partition columns, in the order of each file's partition values: the filter
+      * sees them as the file's constants. */
+    partitionColumns: IndexedSeq[String] = IndexedSeq.empty
 )
 
 /** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */
@@ -51,6 +54,9 @@ object PlannedColumn {
   /** A stored column: `fieldId` (-1 for loose files) finds it in a file; `request` is the
     * (possibly pruned) tree to decode, with the snapshot's names and types. */
   final case class Stored(name: String, fieldId: Int, request: FermionField) extends PlannedColumn
+
+  /** A partition column: the same value in every row of a file, the file's `partition(index)`. */
+  final case class Partition(name: String, index: Int, field: FermionField) extends PlannedColumn
 
   /** A column no file of the snapshot holds: null in every row. */
   final case class Absent(name: String, field: FermionField) extends PlannedColumn

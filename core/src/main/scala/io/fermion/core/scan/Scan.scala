@@ -15,8 +15,15 @@ import io.fermion.core.schema.FermionField
   * }}}
   * Takes ([[takeAddresses]], ...) keep the files they open until [[close]]: reuse one scan for
   * many takes. */
-final class Scan private[scan] (val snapshot: Snapshot, val plan: ReadPlan, val fields: IndexedSeq[FermionField])
-    extends Serializable with AutoCloseable {
+final class Scan private[scan] (
+    /** The snapshot restricted to the files the scan reads (partition pruning dropped the others). */
+    val snapshot: Snapshot,
+    val plan: ReadPlan,
+    val fields: IndexedSeq[FermionField],
+    /** Files (fragments) of the snapshot that partition pruning dropped: their partition values
+      * rule the filter out. */
+    val filesPruned: Int = 0
+) extends Serializable with AutoCloseable {
 
   /** Files that takes opened, kept open for the next take until [[close]]. */
   @transient private lazy val takeCache = new FragmentCache

@@ -2,8 +2,8 @@ package io.fermion.core.scan
 
 import java.util.Locale
 
-import io.fermion.core.dataset.InvalidFermionDatasetException
-import io.fermion.core.expr.FilterExpr
+import io.fermion.core.dataset.{InvalidFermionDatasetException, Partitioning}
+import io.fermion.core.expr.{ConstantFilter, FilterExpr}
 import io.fermion.core.read.{ProjectedNode, ReaderOptions}
 import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeException}
 
@@ -94,6 +94,14 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       case ColumnRequest.RowId => PlannedColumn.RowId
       case ColumnRequest.BatchId => PlannedColumn.BatchId
       case ColumnRequest.IndexInBatch => PlannedColumn.IndexInBatch
+      case ColumnRequest.Data(req) if snapshot.partitionIndex(req.name).nonEmpty =>
+        val i = snapshot.partitionIndex(req.name).get
+        val stored = schema.indexOf(req.name).map(schema.fields).getOrElse(snapshot.partitionFields(i))
+        if (stored.dataType != req.dataType && req.dataType != null)
+          throw new IllegalArgumentException(
+            s"Cannot read partition column `${req.name}` of ${snapshot.root} as ${req.dataType}: it is ${stored.dataType}"
+          )
+        PlannedColumn.Partition(stored.name, i, stored)
       case ColumnRequest.Data(req) =>
         schema.indexOf(req.name) match {
           case Some(i) =>
@@ -118,6 +126,13 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
     val filterIds = filterExpr.toSeq.flatMap(FilterExpr.columns).flatMap { n =>
       snapshot.columnIds.flatMap(_.get(n.toLowerCase(Locale.ROOT))).map(n.toLowerCase(Locale.ROOT) -> _)
     }.toMap
+    // Partition pruning: a file whose partition values make the filter certainly not TRUE holds no
+    // matching row (three-valued logic; data columns may take any value).
+    val kept = (filterExpr, snapshot.isPartitioned) match {
+      case (Some(f), true) =>
+        snapshot.files.filter(file => ConstantFilter.mayMatch(f, Partitioning.byName(snapshot.partitionFields, file.partition)))
+      case _ => snapshot.files
+    }
     val plan = ReadPlan(
       snapshot.root,
       planned,
@@ -128,9 +143,11 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       rowLimit,
       deferElements = defer,
       exactFilter = exact && filterExpr.nonEmpty && readerOptions.filterPushdown,
-      batches = batchSelection
+      batches = batchSelection,
+      partitionColumns = snapshot.partitionFields.map(_.name)
     )
-    new Scan(snapshot, plan, planned.map(ScanBuilder.outputField))
+    val pruned = snapshot.files.size - kept.size
+    new Scan(if (pruned == 0) snapshot else snapshot.copy(files = kept), plan, planned.map(ScanBuilder.outputField), pruned)
   }
 }
 
@@ -138,6 +155,7 @@ private[scan] object ScanBuilder {
   def outputField(c: PlannedColumn): FermionField = c match {
     case PlannedColumn.Stored(_, _, req) => req
     case PlannedColumn.Absent(_, field) => field
+    case PlannedColumn.Partition(_, _, field) => field
     case PlannedColumn.RowAddress => FermionField(c.name, -1, FermionType.Int64, nullable = false)
     case PlannedColumn.RowId => FermionField(c.name, -1, FermionType.Int64, nullable = true)
     case PlannedColumn.BatchId => FermionField(c.name, -1, FermionType.Int64, nullable = true)

@@ -4,6 +4,7 @@ import java.io.FileNotFoundException
 import java.util.Locale
 
 import io.fermion.core.dataset._
+import io.fermion.core.expr.FilterValue
 import io.fermion.core.read.{FermionFileReader, ReaderOptions}
 import io.fermion.core.schema.{FermionField, FermionSchema}
 import io.fermion.core.storage.FileSystems
@@ -22,7 +23,10 @@ final case class SnapshotFile(
     columnFiles: IndexedSeq[String] = IndexedSeq.empty,
     modificationTime: Long = 0L,
     /** Rows stored in the fragment, deleted ones included (-1: not known without opening the file). */
-    physicalRows: Long = -1L
+    physicalRows: Long = -1L,
+    /** The values of the snapshot's partition columns for every row of the file, in the order of
+      * [[Snapshot.partitionFields]] (None: null); empty when the snapshot is not partitioned. */
+    partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty
 )
 
 /** What a read sees: a dataset version (its schema and files from the manifest; columns are found
@@ -38,10 +42,19 @@ final case class Snapshot(
     root: String,
     schema: Option[FermionSchema],
     manifest: Option[Manifest],
-    files: IndexedSeq[SnapshotFile]
+    files: IndexedSeq[SnapshotFile],
+    /** The partition columns (fields of `schema`): a partitioned dataset's spec, or the `k=v`
+      * directories of loose files. Their values come from each file's [[SnapshotFile.partition]],
+      * never from the files' data. */
+    partitionFields: IndexedSeq[FermionField] = IndexedSeq.empty
 ) {
   def isDataset: Boolean = manifest.nonEmpty
   def version: Option[Long] = manifest.map(_.version)
+  def isPartitioned: Boolean = partitionFields.nonEmpty
+
+  /** The position of partition column `name` (case-insensitively) among [[partitionFields]]. */
+  def partitionIndex(name: String): Option[Int] =
+    Some(partitionFields.indexWhere(_.name.equalsIgnoreCase(name))).filter(_ >= 0)
 
   /** Whether the path holds anything to read. */
   def exists: Boolean = schema.nonEmpty
@@ -82,7 +95,17 @@ object Snapshot {
   def open(path: String, conf: Configuration): Snapshot = open(path, conf, ReadAt.Latest, mergeSchema = false)
   def open(path: String, conf: Configuration, at: ReadAt): Snapshot = open(path, conf, at, mergeSchema = false)
 
-  def open(path: String, conf: Configuration, at: ReadAt, mergeSchema: Boolean): Snapshot = {
+  def open(path: String, conf: Configuration, at: ReadAt, mergeSchema: Boolean): Snapshot =
+    open(path, conf, at, mergeSchema, LoosePartitioning())
+
+  /** As [[open]]; loose files in `k=v` directories get partition columns typed by `partitioning`. */
+  def open(
+      path: String,
+      conf: Configuration,
+      at: ReadAt,
+      mergeSchema: Boolean,
+      partitioning: LoosePartitioning
+  ): Snapshot = {
     val dataset = new FermionDataset(new Path(path), conf)
     val manifest = at match {
       case ReadAt.Latest => dataset.latest()
@@ -92,7 +115,7 @@ object Snapshot {
     }
     manifest match {
       case Some(m) => ofManifest(dataset, m)
-      case None => looseFiles(path, conf, mergeSchema)
+      case None => looseFiles(path, conf, mergeSchema, partitioning)
     }
   }
 
@@ -127,29 +150,43 @@ object Snapshot {
           f.rowIdStart,
           f.files.drop(1).map(c => dataset.resolvePath(c.path).toString),
           status.getModificationTime,
-          f.physicalRows
+          f.physicalRows,
+          f.partition
         )
       }
     }
-    Snapshot(dataset.name, Some(m.schema), Some(m), files)
+    Snapshot(dataset.name, Some(m.schema), Some(m), files, m.partitionFields)
   }
 
-  private def looseFiles(path: String, conf: Configuration, mergeSchema: Boolean): Snapshot = {
-    val statuses = LooseFiles.list(new Path(path), conf)
-    val files = statuses.zipWithIndex.map { case (s, i) =>
-      SnapshotFile(s.getPath.toString, s.getLen, i.toLong, modificationTime = s.getModificationTime)
+  private def looseFiles(
+      path: String,
+      conf: Configuration,
+      mergeSchema: Boolean,
+      partitioning: LoosePartitioning
+  ): Snapshot = {
+    val listed = LooseFiles.listPartitioned(new Path(path), conf)
+    val (partitionFields, values) = HivePartitions.resolve(path, listed, partitioning)
+    val files = listed.zipWithIndex.map { case (l, i) =>
+      val s = l.status
+      SnapshotFile(s.getPath.toString, s.getLen, i.toLong, modificationTime = s.getModificationTime, partition = values(i))
     }
     def schemaOf(f: SnapshotFile): FermionSchema = {
       val r = FermionFileReader.open(new Path(f.path), conf, ReaderOptions())
       try r.schema
       finally r.close()
     }
-    val schema =
+    val dataSchema =
       if (files.isEmpty) None
       // Other files may lack a column of the first one: every column may read null.
       else if (!mergeSchema) Some(FermionSchema(schemaOf(files.head).fields.map(_.copy(nullable = true))))
       else Some(merge(path, files.map(f => f.path -> schemaOf(f))))
-    Snapshot(path, schema, None, files)
+    // As Spark's file sources: a partition column the files also hold keeps its place and takes the
+    // partition's type; the others follow the data columns.
+    val schema = dataSchema.map { d =>
+      val replaced = d.fields.map(f => partitionFields.find(_.name.equalsIgnoreCase(f.name)).getOrElse(f))
+      FermionSchema(replaced ++ partitionFields.filterNot(p => d.indexOf(p.name).nonEmpty))
+    }
+    Snapshot(path, schema, None, files, partitionFields)
   }
 
   /** The union of the files' columns, in order of first appearance; nullable where any file lacks
