@@ -10,14 +10,13 @@ import argparse
 import os
 import tempfile
 
-from harness import FORMATS, machine_line, markdown_table, noop_scan, progress, publish, session, size_of, timed, write_all
+from harness import (FORMATS, machine_line, markdown_table, noop_scan, progress, publish, scan_metrics, session,
+                     size_of, timed, write_all)
 
 
 def fermion_metrics(df):
-    scan = df._jdf.queryExecution().executedPlan().collectLeaves().head()
-    m = scan.metrics()
-    return {k: m.apply(k).value() for k in
-            ("fermionBytesRead", "fermionMetadataBytesRead", "stripesRead", "stripesSkipped", "pagesSkipped")}
+    return scan_metrics(df, ("fermionBytesRead", "fermionMetadataBytesRead", "stripesRead", "stripesSkipped",
+                             "pagesSkipped"))
 
 
 def main():

@@ -87,6 +87,13 @@ def noop_scan(df):
     df.write.format("noop").mode("overwrite").save()
 
 
+def scan_metrics(df, names):
+    """The values of Fermion scan metrics (`names`) of the last run of `df`'s plan."""
+    scan = df._jdf.queryExecution().executedPlan().collectLeaves().head()
+    m = scan.metrics()
+    return {k: m.apply(k).value() for k in names}
+
+
 def machine_line():
     cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
     return f"{os.cpu_count()} cores ({cpu}), Spark local[2]"

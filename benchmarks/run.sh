@@ -6,7 +6,8 @@
 #   benchmarks/run.sh scans [--rows N]
 #   benchmarks/run.sh encodings [--rows N] [--lineitem-rows N]
 #   benchmarks/run.sh filters [--rows N]
-#   benchmarks/run.sh take [--rows N] [--blob-rows N]   (installs benchmarks/requirements.txt: pylance)
+#   benchmarks/run.sh take [--rows N] [--blob-rows N]   (pylance from benchmarks/requirements.txt)
+#   benchmarks/run.sh batch [--rows N]
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

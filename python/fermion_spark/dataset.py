@@ -85,6 +85,16 @@ class FermionDataset:
         return DataFrame(self._jvm.takeRows(self._spark._jsparkSession, self.path, self._longs(row_ids),
                                             self._columns(columns)), self._spark)
 
+    def take_batches(self, batch_ids: Iterable[int], columns: Optional[Sequence[str]] = None) -> DataFrame:
+        """Every row of the batches ``batch_ids`` (a dataset written with the ``batchKey`` option),
+        batch after batch in the order asked for, with ``batch_id`` and ``index_in_batch``; each
+        batch is read as one page per column::
+
+            ds.take_batches([1002, 17]).toArrow()
+        """
+        return DataFrame(self._jvm.takeBatches(self._spark._jsparkSession, self.path, self._longs(batch_ids),
+                                               self._columns(columns)), self._spark)
+
     def take_addresses(self, addresses: Union[Iterable[int], DataFrame], columns: Optional[Sequence[str]] = None,
                        address_column: str = "_rowaddr") -> DataFrame:
         """Rows by address (``_rowaddr``), in request order; or, from a DataFrame of addresses in

@@ -152,6 +152,22 @@ object FermionDatasets {
   def takeRows(spark: SparkSession, path: String, rowIds: Array[Long], columns: java.util.List[String]): DataFrame =
     taken(spark, takeScan(path, columns))((s, a) => s.takeRowIds(rowIds, FermionTableSchema.hadoopConf(), a))
 
+  /** Every row of the batches `batchIds` (a dataset written with `batchKey`), batch after batch in
+    * the order asked for, with `batch_id` and `index_in_batch`: each batch is one page per column. */
+  def takeBatches(
+      spark: SparkSession,
+      path: String,
+      batchIds: Array[Long],
+      columns: java.util.List[String]
+  ): DataFrame = {
+    import scala.jdk.CollectionConverters._
+    val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf()).requireExists(FermionTableSchema.hadoopConf())
+    val b = snapshot.scanBuilder()
+    val cols = Option(columns).map(_.asScala.toSeq).getOrElse(Nil)
+    if (cols.nonEmpty) b.select(cols: _*)
+    taken(spark, b.withBatchColumns().build())((s, a) => s.takeBatches(batchIds, FermionTableSchema.hadoopConf(), a))
+  }
+
   /** Rows by address (`_rowaddr`), in request order. */
   def takeAddresses(
       spark: SparkSession,

@@ -112,6 +112,16 @@ object OptionRegistry {
     columnOnly = true
   )(bool)
 
+  val BatchKey: OptionSpec[String] = spec(
+    "batchKey",
+    Write,
+    "",
+    "batch mode (docs/format.md 16.10): the integral, non-null column whose value is each row's batch id; each " +
+      "task's rows are sorted by it and each key's rows appended as one batch (never split across a page); a key " +
+      "in two tasks of a write, or already in the dataset, is an error. Reads gain `batch_id` and `index_in_batch`, " +
+      "and `=`, `IN` and ranges on the key find batches through the batch index"
+  )(_.trim)
+
   // ---- dataset options ----
 
   val StableRowIds: OptionSpec[Boolean] = spec(
@@ -202,6 +212,7 @@ object OptionRegistry {
     StripeRows,
     StripeBytes,
     Checksum,
+    BatchKey,
     StableRowIds,
     TailPrefetchBytes,
     CmbEagerLoadThreshold,

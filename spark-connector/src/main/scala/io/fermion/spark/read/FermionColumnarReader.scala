@@ -14,8 +14,14 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
   * same Arrow memory (no copy), `_metadata` is filled from the batch's file, and the core's scan
   * metrics are reported as Spark task metrics. Every rule of what rows and values a read returns
   * lives in the core scan. */
-final class FermionColumnarReader(plan: ReadPlan, task: ScanTask, readSchema: StructType, conf: Configuration)
-    extends PartitionReader[ColumnarBatch] {
+final class FermionColumnarReader(
+    plan: ReadPlan,
+    task: ScanTask,
+    readSchema: StructType,
+    /** Which read columns are `_metadata` (filled here, not by the core). */
+    fileMetadata: Array[Boolean],
+    conf: Configuration
+) extends PartitionReader[ColumnarBatch] {
   private val allocator: BufferAllocator = FermionColumnarReader.root.newChildAllocator(
     s"fermion:${task.splits.headOption.map(_.file.path).getOrElse("")}",
     0,
@@ -26,7 +32,7 @@ final class FermionColumnarReader(plan: ReadPlan, task: ScanTask, readSchema: St
   /** For each read column, its index among the core's columns, or -1 for `_metadata`. */
   private val coreIndex: Array[Int] = {
     var next = 0
-    readSchema.fields.map(f => MetadataColumns.request(f).map { _ => next += 1; next - 1 }.getOrElse(-1))
+    fileMetadata.map(isFile => if (isFile) -1 else { next += 1; next - 1 })
   }
   private var current: ColumnarBatch = _
 

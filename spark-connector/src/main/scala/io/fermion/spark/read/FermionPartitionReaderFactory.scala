@@ -16,6 +16,7 @@ final case class FermionInputPartition(task: ScanTask) extends InputPartition
 final class FermionPartitionReaderFactory(
     plan: ReadPlan,
     readSchema: StructType,
+    fileMetadata: Array[Boolean],
     conf: Broadcast[SerializableHadoopConf]
 ) extends PartitionReaderFactory {
   override def supportColumnarReads(partition: InputPartition): Boolean = true
@@ -24,5 +25,11 @@ final class FermionPartitionReaderFactory(
     throw new UnsupportedOperationException("Fermion scans are columnar")
 
   override def createColumnarReader(partition: InputPartition): PartitionReader[ColumnarBatch] =
-    new FermionColumnarReader(plan, partition.asInstanceOf[FermionInputPartition].task, readSchema, conf.value.value)
+    new FermionColumnarReader(
+      plan,
+      partition.asInstanceOf[FermionInputPartition].task,
+      readSchema,
+      fileMetadata,
+      conf.value.value
+    )
 }

@@ -21,7 +21,9 @@ final class FermionScan(
     tableSchema: StructType,
     readSchema: StructType,
     wholeFiles: Boolean,
-    pushed: String
+    pushed: String,
+    /** Which read columns are `_metadata`. */
+    fileMetadata: Array[Boolean]
 ) extends Scan with Batch with SupportsReportStatistics {
   private val snapshot = scan.snapshot
 
@@ -60,5 +62,5 @@ final class FermionScan(
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionPartitionReaderFactory(scan.plan, readSchema, SerializableHadoopConf.broadcast())
+    new FermionPartitionReaderFactory(scan.plan, readSchema, fileMetadata, SerializableHadoopConf.broadcast())
 }

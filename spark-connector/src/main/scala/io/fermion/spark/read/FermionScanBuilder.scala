@@ -25,6 +25,13 @@ final class FermionScanBuilder(
   private var filter: Option[FilterExpr] = None
   private var aggregation: Option[MetadataAggregates] = None
   private var lookup: Option[RowLookup] = None
+  private var batchSelection: Option[io.fermion.core.scan.BatchSelection] = None
+
+  /** The columns whose values are batch ids: `batch_id`, and the dataset's batch key if it has one. */
+  private val batchColumns: Set[String] = Set(MetadataColumns.BatchIdName) ++
+    snapshot.manifest.flatMap(m =>
+      io.fermion.core.options.OptionRegistry.BatchKey.in(io.fermion.core.dataset.FermionDataset.storedWriteOptions(m))
+    ).filter(_.nonEmpty)
 
   /** Each task stops after `n` rows; Spark keeps its own LIMIT on top (partial pushdown). */
   override def pushLimit(n: Int): Boolean = { limit = Some(n); true }
@@ -39,6 +46,8 @@ final class FermionScanBuilder(
     pushed = translated.collect { case (p, Some(_)) => p }
     filter = translated.flatMap(_._2).reduceOption[FilterExpr](FilterExpr.And)
     lookup = if (readerOptions.filterPushdown && !wholeFiles) RowLookup.of(predicates.toSeq) else None
+    batchSelection =
+      if (readerOptions.filterPushdown && !wholeFiles) BatchLookup.of(predicates.toSeq, batchColumns) else None
     pushed = pushed ++ predicates.filter(p => RowLookup.of(p).nonEmpty && !pushed.contains(p))
     predicates
   }
@@ -56,16 +65,19 @@ final class FermionScanBuilder(
 
   override def build(): Scan = aggregation.getOrElse {
     val builder = snapshot.scanBuilder()
-      .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request))
+      .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
       .options(readerOptions)
       .skipDataOnly()
       .deferListElements()
     filter.foreach(builder.filter)
+    batchSelection.foreach(builder.batchRange)
     if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
-    lookup.foreach(l => return new FermionTakeScan(builder.build(), l, tableSchema, required))
+    val fileMetadata = MetadataColumns.fileMetadata(required, tableSchema)
+    lookup.foreach(l => return new FermionTakeScan(builder.build(), l, tableSchema, required, fileMetadata))
     val description =
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
-        limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("")
-    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description)
+        limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("") +
+        batchSelection.map(b => s" Batches: $b").getOrElse("")
+    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description, fileMetadata)
   }
 }

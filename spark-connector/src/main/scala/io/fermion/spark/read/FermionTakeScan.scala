@@ -16,8 +16,13 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
   * (the core's take: a few reads per column and file instead of a scan). Rows are resolved on the
   * driver from the manifest (stable row ids by fragment id ranges; deleted and unknown rows are
   * dropped), then fetched by tasks of whole fragments. Spark still evaluates every predicate. */
-final class FermionTakeScan(scan: CoreScan, lookup: RowLookup, tableSchema: StructType, readSchema: StructType)
-    extends Scan with Batch {
+final class FermionTakeScan(
+    scan: CoreScan,
+    lookup: RowLookup,
+    tableSchema: StructType,
+    readSchema: StructType,
+    fileMetadata: Array[Boolean]
+) extends Scan with Batch {
   override def readSchema(): StructType = readSchema
   override def description(): String =
     s"FermionScan ${scan.snapshot.root}${scan.snapshot.version.map(v => s" version $v").getOrElse("")} " +
@@ -38,13 +43,16 @@ final class FermionTakeScan(scan: CoreScan, lookup: RowLookup, tableSchema: Stru
   }
 
   override def createReaderFactory(): PartitionReaderFactory =
-    new FermionTakeReaderFactory(readSchema, SerializableHadoopConf.broadcast())
+    new FermionTakeReaderFactory(readSchema, fileMetadata, SerializableHadoopConf.broadcast())
 }
 
 final case class FermionTakePartition(task: TakeTask) extends InputPartition
 
-final class FermionTakeReaderFactory(readSchema: StructType, conf: Broadcast[SerializableHadoopConf])
-    extends PartitionReaderFactory {
+final class FermionTakeReaderFactory(
+    readSchema: StructType,
+    fileMetadata: Array[Boolean],
+    conf: Broadcast[SerializableHadoopConf]
+) extends PartitionReaderFactory {
   override def supportColumnarReads(partition: InputPartition): Boolean = true
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
     throw new UnsupportedOperationException("Fermion scans are columnar")
@@ -66,11 +74,12 @@ final class FermionTakeReaderFactory(readSchema: StructType, conf: Broadcast[Ser
 
       override def get(): ColumnarBatch = {
         var core = -1
-        val columns: Array[ColumnVector] = readSchema.fields.map { f =>
+        val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
+          val f = readSchema.fields(i)
           // `_metadata` of a take: rows come from several files, so it is left null.
-          if (MetadataColumns.request(f).isEmpty) SparkColumns.nulls(f.dataType, batch.numRows)
+          if (fileMetadata(i)) SparkColumns.nulls(f.dataType, batch.numRows)
           else { core += 1; SparkColumns.of(batch.columns(core), f.dataType, batch.numRows) }
-        }
+        }.toArray
         new ColumnarBatch(columns, batch.numRows)
       }
 

@@ -12,6 +12,8 @@ object MetadataColumns {
   val RowAddressName: String = ColumnRequest.RowAddressName
   val RowIdName: String = ColumnRequest.RowIdName
   val FileMetadataName = "_metadata"
+  val BatchIdName: String = ColumnRequest.BatchIdName
+  val IndexInBatchName: String = ColumnRequest.IndexInBatchName
 
   val FileMetadataType: StructType = StructType(Seq(
     StructField("file_path", StringType, nullable = false),
@@ -32,13 +34,25 @@ object MetadataColumns {
   val all: Array[MetadataColumn] = Array(
     column(RowAddressName, LongType, nullable = false, "fragment id << 32 | row offset in the fragment"),
     column(RowIdName, LongType, nullable = true, "stable row id (datasets created with stableRowIds)"),
-    column(FileMetadataName, FileMetadataType, nullable = false, "the data file a row comes from")
+    column(FileMetadataName, FileMetadataType, nullable = false, "the data file a row comes from"),
+    column(BatchIdName, LongType, nullable = true, "the id of the row's batch (datasets written with batchKey)"),
+    column(IndexInBatchName, IntegerType, nullable = true, "the row's 0-based position in its batch")
   )
 
-  /** The core request of a read column, or None for `_metadata` (filled here, not by the core). */
-  def request(f: StructField): Option[ColumnRequest] = f.name match {
+  /** The core request of a read column, or None for `_metadata` (filled here, not by the core). A
+    * column of `table` is its data, whatever its name. */
+  def request(f: StructField, table: StructType): Option[ColumnRequest] =
+    if (table.fieldNames.contains(f.name)) Some(ColumnRequest.Data(io.fermion.spark.SparkTypeMapping.toFermionField(f)))
+    else request(f)
+
+  /** Which read columns are `_metadata` (filled by the Spark reader, not by the core). */
+  def fileMetadata(read: StructType, table: StructType): Array[Boolean] = read.fields.map(request(_, table).isEmpty)
+
+  private def request(f: StructField): Option[ColumnRequest] = f.name match {
     case RowAddressName => Some(ColumnRequest.RowAddress)
     case RowIdName => Some(ColumnRequest.RowId)
+    case BatchIdName => Some(ColumnRequest.BatchId)
+    case IndexInBatchName => Some(ColumnRequest.IndexInBatch)
     case FileMetadataName if f.dataType.isInstanceOf[StructType] => None
     case _ => Some(ColumnRequest.Data(io.fermion.spark.SparkTypeMapping.toFermionField(f)))
   }

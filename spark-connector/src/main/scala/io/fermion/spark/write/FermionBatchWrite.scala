@@ -22,7 +22,11 @@ final class FermionBatchWrite(
     latestVersion: Long,
     conf: SerializableHadoopConf,
     datasetConfig: Map[String, String] = Map.empty,
-    onCommit: Option[() => Unit] = None
+    onCommit: Option[() => Unit] = None,
+    /** Batch mode: the batch key's ordinal in the written rows. */
+    batchKey: Option[Int] = None,
+    /** The version the write started from (batch ids must not collide with its batches). */
+    snapshot: Option[io.fermion.core.scan.Snapshot] = None
 ) extends BatchWrite {
 
   /** A creation commits over version 0 (no dataset), the others over the latest version when the
@@ -33,7 +37,7 @@ final class FermionBatchWrite(
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     io.fermion.core.dataset.ManifestPublisher.checkSupported(dataset.fs) // before any task writes
-    new FermionDataWriterFactory(path, schema, fermionSchema, options, SerializableHadoopConf.broadcast(conf))
+    new FermionDataWriterFactory(path, schema, fermionSchema, options, SerializableHadoopConf.broadcast(conf), batchKey)
   }
 
   override def useCommitCoordinator(): Boolean = true
@@ -41,6 +45,8 @@ final class FermionBatchWrite(
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val written = messages.toSeq.collect { case m: FermionCommitMessage => m }
     val ds = dataset
+    try batchKey.foreach(k => checkBatchIds(written, schema(k).name))
+    catch { case t: Throwable => written.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
     val (withRows, empty) = written.partition(_.rows > 0)
     empty.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
     val topIds = fermionSchema.fields.map(_.fieldId)
@@ -62,6 +68,30 @@ final class FermionBatchWrite(
     onCommit.foreach(_())
   }
 
+  /** A batch id written by two tasks, or already in the dataset an append adds to, fails the write. */
+  private def checkBatchIds(written: Seq[FermionCommitMessage], key: String): Unit = {
+    val all = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+    written.flatMap(_.batchIds).foreach { bytes =>
+      val ids = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+      ids.deserialize(new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)))
+      val both = org.roaringbitmap.longlong.Roaring64NavigableMap.and(all, ids)
+      if (!both.isEmpty)
+        throw new IllegalArgumentException(
+          s"batch key `$key` = ${both.first()} is in more than one task of this write: a batch must be written by one " +
+            s"task (repartition the rows by `$key` first); nothing was written"
+        )
+      all.or(ids)
+    }
+    if (intent == WriteIntent.Append)
+      snapshot.flatMap(s => io.fermion.core.scan.BatchIds.firstCollision(s, all, conf.value))
+        .foreach { id =>
+          throw new IllegalArgumentException(
+            s"batch key `$key` = $id is already a batch of the dataset at '$path': batch ids are unique per dataset; " +
+              "nothing was written"
+          )
+        }
+  }
+
   override def abort(messages: Array[WriterCommitMessage]): Unit = {
     val ds = dataset
     messages.toSeq.collect { case m: FermionCommitMessage => m }.foreach(m =>
@@ -71,4 +101,9 @@ final class FermionBatchWrite(
 }
 
 /** What a task reports to the driver: the data file it wrote (relative to the dataset root). */
-final case class FermionCommitMessage(relativePath: String, rows: Long, bytes: Long) extends WriterCommitMessage
+final case class FermionCommitMessage(
+    relativePath: String,
+    rows: Long,
+    bytes: Long,
+    batchIds: Option[Array[Byte]] = None
+) extends WriterCommitMessage

@@ -20,7 +20,9 @@ final class FermionDataWriter(
     fermionSchema: FermionSchema,
     options: WriterOptions,
     conf: Configuration,
-    stripeLayout: Option[IndexedSeq[Int]] = None
+    stripeLayout: Option[IndexedSeq[Int]] = None,
+    /** Batch mode: the ordinal of the batch key column in the rows (an integral, non-null column). */
+    batchKey: Option[Int] = None
 ) extends DataWriter[InternalRow] {
   private val allocator =
     FermionColumnarReader.root.newChildAllocator(s"fermion-write:$file", 0, Long.MaxValue)
@@ -29,14 +31,46 @@ final class FermionDataWriter(
   // ArrowWriter allocates every vector up front: sized for a batch, not Arrow's default 3,970 rows.
   root.getFieldVectors.forEach(v => v.setInitialCapacity(maxBatchRows))
   private val arrow = ArrowWriter.create(root)
-  private val writer = stripeLayout match {
-    case Some(layout) => FermionFileWriter.createAligned(file, conf, fermionSchema, options, layout)
-    case None => FermionFileWriter.create(file, conf, fermionSchema, options)
+  private val writer = (stripeLayout, batchKey) match {
+    case (Some(layout), _) => FermionFileWriter.createAligned(file, conf, fermionSchema, options, layout)
+    case (None, Some(_)) => FermionFileWriter.createBatched(file, conf, fermionSchema, options)
+    case (None, None) => FermionFileWriter.create(file, conf, fermionSchema, options)
+  }
+
+  /** Batch ids written by this task (the job's commit checks no other task wrote one of them). */
+  private val batchIds = new org.roaringbitmap.longlong.Roaring64NavigableMap()
+  private var currentBatch: Option[Long] = None
+  private val keyType = batchKey.map(schema(_).dataType)
+
+  private def keyOf(record: InternalRow, ordinal: Int): Long = {
+    if (record.isNullAt(ordinal))
+      throw new IllegalArgumentException(s"batch key `${schema(ordinal).name}` is null; every row needs a batch id")
+    keyType.get match {
+      case org.apache.spark.sql.types.ByteType => record.getByte(ordinal).toLong
+      case org.apache.spark.sql.types.ShortType => record.getShort(ordinal).toLong
+      case org.apache.spark.sql.types.IntegerType => record.getInt(ordinal).toLong
+      case _ => record.getLong(ordinal)
+    }
   }
   private var batchRows = 0
   private var closed = false
 
   override def write(record: InternalRow): Unit = {
+    batchKey.foreach { ordinal =>
+      // Rows arrive sorted by the key: a new key ends the batch of the previous one.
+      val key = keyOf(record, ordinal)
+      if (!currentBatch.contains(key)) {
+        flushBatch()
+        currentBatch.foreach(_ => writer.endBatch())
+        if (batchIds.contains(key))
+          throw new IllegalArgumentException(
+            s"batch key `${schema(ordinal).name}` = $key comes back after other keys: the task's rows are not grouped by it"
+          )
+        batchIds.addLong(key)
+        writer.startBatch(key)
+        currentBatch = Some(key)
+      }
+    }
     arrow.write(record)
     batchRows += 1
     if (batchRows >= maxBatchRows) flushBatch()
@@ -51,8 +85,18 @@ final class FermionDataWriter(
 
   override def commit(): WriterCommitMessage = {
     flushBatch()
+    if (currentBatch.nonEmpty) writer.endBatch()
+    currentBatch = None
     writer.close()
-    FermionCommitMessage(relativePath, writer.rowsWritten, writer.bytesWritten)
+    val ids =
+      if (batchKey.isEmpty) None
+      else {
+        val out = new java.io.ByteArrayOutputStream()
+        batchIds.runOptimize()
+        batchIds.serialize(new java.io.DataOutputStream(out))
+        Some(out.toByteArray)
+      }
+    FermionCommitMessage(relativePath, writer.rowsWritten, writer.bytesWritten, ids)
   }
 
   override def abort(): Unit = {

@@ -15,10 +15,11 @@ final class FermionDataWriterFactory(
     schema: StructType,
     fermionSchema: FermionSchema,
     options: WriterOptions,
-    conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf]
+    conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
+    batchKey: Option[Int] = None
 ) extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
     val (relative, file) = new FermionDataset(new Path(path), conf.value.value).newDataFile()
-    new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value.value)
+    new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value.value, None, batchKey)
   }
 }

@@ -8,7 +8,10 @@ import io.fermion.spark.{FermionOptions, FermionTableSchema, SerializableHadoopC
 import org.apache.spark.sql.connector.write.{
   BatchWrite, LogicalWriteInfo, SupportsDynamicOverwrite, SupportsTruncate, Write, WriteBuilder
 }
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
+import org.apache.spark.sql.connector.expressions.{Expressions, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering
+import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, StructType}
 
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
   * same columns and types as the data already there) and decides what the write means
@@ -40,9 +43,8 @@ final class FermionWriteBuilder(
       if (intent == WriteIntent.Append) snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
       else Map.empty[String, String]
     val given = FermionOptions.writeSettings(options)
-    val writerOptions = FermionOptions.writerOptions(
-      stored.filterNot { case (k, _) => given.keys.exists(_.equalsIgnoreCase(k)) } ++ given
-    )
+    val effective = stored.filterNot { case (k, _) => given.keys.exists(_.equalsIgnoreCase(k)) } ++ given
+    val writerOptions = FermionOptions.writerOptions(effective)
     // Catalog tables keep the nullability they were declared with, whatever the INSERT's values.
     val schema =
       if (checkAppendSchema) info.schema()
@@ -70,20 +72,47 @@ final class FermionWriteBuilder(
         s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path"
       )
     val finalIntent = intent
-    new Write {
-      override def toBatch: BatchWrite =
-        new FermionBatchWrite(
-          path,
-          schema,
-          fermionSchema,
-          settings,
-          finalIntent,
-          snapshot.version.getOrElse(0L),
-          new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
-          FermionOptions.datasetConfig(options),
-          onCommit
+    val batchKey = io.fermion.core.options.OptionRegistry.BatchKey.in(effective).filter(_.nonEmpty).map { key =>
+      val i = schema.fieldNames.indexWhere(_.equalsIgnoreCase(key))
+      if (i < 0)
+        throw new IllegalArgumentException(
+          s"batchKey names `$key`, which is not a column of the data (${schema.fieldNames.mkString(", ")})"
         )
-      override def description(): String = s"FermionWrite($path, $finalIntent)"
+      schema(i).dataType match {
+        case ByteType | ShortType | IntegerType | LongType => i
+        case other =>
+          throw new IllegalArgumentException(s"batchKey `$key` must be an integral column, not ${other.sql}")
+      }
+    }
+    def batchWrite: BatchWrite =
+      new FermionBatchWrite(
+        path,
+        schema,
+        fermionSchema,
+        settings,
+        finalIntent,
+        snapshot.version.getOrElse(0L),
+        new SerializableHadoopConf(FermionTableSchema.hadoopConf()),
+        FermionOptions.datasetConfig(options),
+        onCommit,
+        batchKey,
+        Some(snapshot)
+      )
+    batchKey match {
+      case None =>
+        new Write {
+          override def toBatch: BatchWrite = batchWrite
+          override def description(): String = s"FermionWrite($path, $finalIntent)"
+        }
+      case Some(k) =>
+        // Each task's rows sorted by the key, so that every key's rows form one batch.
+        new Write with RequiresDistributionAndOrdering {
+          override def requiredDistribution(): Distribution = Distributions.unspecified()
+          override def requiredOrdering(): Array[SortOrder] =
+            Array(Expressions.sort(Expressions.column(schema(k).name), SortDirection.ASCENDING))
+          override def toBatch: BatchWrite = batchWrite
+          override def description(): String = s"FermionWrite($path, $finalIntent, batches by ${schema(k).name})"
+        }
     }
   }
 }
