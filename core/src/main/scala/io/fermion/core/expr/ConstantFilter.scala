@@ -88,6 +88,41 @@ object ConstantFilter {
     }
   }
 
+  /** `e` on the rows of a file whose columns known to `lookup` are constants (a partition's
+    * values): the leaves on those columns decided, AND and OR simplified. None: TRUE on every row
+    * (no filter left). A filter FALSE on every row keeps only [[FilterExpr.Unknown]] (a scan prunes
+    * such files with [[mayMatch]] before reading them). `e` is normalized first (no NOT left, so a
+    * NULL leaf rejects a row as FALSE does). */
+  def bind(e: FilterExpr, lookup: String => Column): Option[FilterExpr] = {
+    import FilterExpr._
+    def known(c: String) = lookup(c) != Varies
+    def go(e: FilterExpr): Either[Boolean, FilterExpr] = e match {
+      case And(l, r) =>
+        (go(l), go(r)) match {
+          case (Left(false), _) | (_, Left(false)) => Left(false)
+          case (Left(true), x) => x
+          case (x, Left(true)) => x
+          case (Right(a), Right(b)) => Right(And(a, b))
+        }
+      case Or(l, r) =>
+        (go(l), go(r)) match {
+          case (Left(true), _) | (_, Left(true)) => Left(true)
+          case (Left(false), x) => x
+          case (x, Left(false)) => x
+          case (Right(a), Right(b)) => Right(Or(a, b))
+        }
+      case Unknown => Right(Unknown)
+      case leaf if FilterExpr.columns(leaf).nonEmpty && FilterExpr.columns(leaf).forall(known) =>
+        isTrue(leaf, lookup).map(Left(_)).getOrElse(Right(Unknown))
+      case other => Right(other)
+    }
+    go(FilterExpr.normalize(e)) match {
+      case Left(true) => None
+      case Left(false) => Some(Unknown)
+      case Right(f) => Some(f)
+    }
+  }
+
   /** `v` compared with `lit` (negative, zero, positive), None when they are of different kinds or
     * either is NaN (SQL engines order NaN in ways a constant comparison should not guess). */
   def compare(v: FilterValue, lit: FilterValue): Option[Int] = (v, lit) match {

@@ -11,7 +11,7 @@ import io.fermion.core.expr.FilterValue
 import io.fermion.core.schema.{FermionField, FermionType}
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
-/** How the partition columns of loose files in Hive-style directories (`k=v/…/*.fermion`) are
+/** How the partition columns of loose files in Hive-style directories (`k=v/.../part.fermion`) are
   * typed: inferred from the values as Spark's file sources infer them (`inferTypes`, Spark's
   * `spark.sql.sources.partitionColumnTypeInference.enabled`), or as `declared` (a catalog table's
   * columns, by name). Timestamps are read in `timeZone` (Spark's session time zone). */
@@ -156,9 +156,9 @@ object HivePartitions {
           FilterValue.Integral(date(raw).getOrElse(throw new IllegalArgumentException(raw)).toEpochDay)
         case FermionType.Timestamp(utc) =>
           val text = unescape(raw)
-          val micros = timestamp(text, if (utc) zone else java.time.ZoneOffset.UTC)
+          val parsed = timestamp(text, if (utc) zone else java.time.ZoneOffset.UTC)
             .orElse(date(text).map(d => micros(d.atStartOfDay(if (utc) zone else java.time.ZoneOffset.UTC).toInstant)))
-          FilterValue.Integral(micros.getOrElse(throw new IllegalArgumentException(raw)))
+          FilterValue.Integral(parsed.getOrElse(throw new IllegalArgumentException(raw)))
         case d: FermionType.Decimal if d.precision <= 18 =>
           FilterValue.Integral(new java.math.BigDecimal(raw).setScale(d.scale).unscaledValue.longValueExact)
         case other => throw new IllegalArgumentException(s"cannot partition by $other")

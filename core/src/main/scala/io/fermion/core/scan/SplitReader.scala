@@ -39,10 +39,25 @@ final private[scan] class SplitReader private (
     val off = reader.stripes.dataOffset(s)
     off >= split.start && off < split.start + split.length
   }
+  /** The plan's filter on this file: leaves on partition columns decided by the file's values. */
+  private val filter: Option[FilterExpr] =
+    if (plan.partitionColumns.isEmpty) plan.filter
+    else {
+      val values = plan.partitionColumns.map(_.toLowerCase(Locale.ROOT)).zip(file.partition).toMap
+      plan.filter.flatMap(f =>
+        io.fermion.core.expr.ConstantFilter.bind(
+          f,
+          c =>
+            values.get(c.toLowerCase(Locale.ROOT)).map(io.fermion.core.expr.ConstantFilter.Constant)
+              .getOrElse(io.fermion.core.expr.ConstantFilter.Varies)
+        )
+      )
+    }
+
   private def filterColumn(name: String): Option[(Int, Int)] = files.filterColumn(name)
 
   private val stripeFilter =
-    plan.filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
+    filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
 
   /** The split's stripes that the filter's statistics cannot rule out. */
   /** The file's batch index, when batches are selected or their columns read. */
@@ -76,7 +91,7 @@ final private[scan] class SplitReader private (
 
   /** The filter's flat columns: (name in the filter, source file, column index). */
   private val filterColumns: IndexedSeq[(String, Int, Int)] =
-    plan.filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
+    filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
       filterColumn(n).filter { case (k, c) => !FermionType.isNested(sources(k).schema.fields(c).dataType) }
         .map { case (k, c) => (n, k, c) }
     }
@@ -162,7 +177,7 @@ final private[scan] class SplitReader private (
         val byName = filterColumns.map { case (n, k, c) =>
           n.toLowerCase(Locale.ROOT) -> (sources(k).schema.fields(c).dataType, decoded((k, c)))
         }.toMap
-        RowFilter.select(plan.filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
+        RowFilter.select(filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
       } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
     // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
     // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
@@ -249,6 +264,7 @@ final private[scan] class SplitReader private (
             case None => ScanColumn.Nulls(RowIdField)
           }
         case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+        case PlannedColumn.Partition(_, index, field) => PartitionVectors.constant(field, file.partition(index), outRows, allocator)
         case c @ (PlannedColumn.BatchId | PlannedColumn.IndexInBatch) =>
           batchIndex match {
             case None => ScanColumn.Nulls(ScanBuilder.outputField(c))

@@ -37,6 +37,7 @@ private[scan] object Take {
     val read = new Array[IndexedSeq[(Int, IndexedSeq[FieldVector])]](fragments.length)
     val presentByFragment = new Array[IndexedSeq[(Int, Int, Int, io.fermion.core.read.ProjectedNode)]](fragments.length)
     val rowIdStart = new Array[Option[Long]](fragments.length)
+    val partitionOf = new Array[IndexedSeq[Option[io.fermion.core.expr.FilterValue]]](fragments.length)
     val wantsBatches = plan.columns.exists(c => c == PlannedColumn.BatchId || c == PlannedColumn.IndexInBatch)
     // Per request: its batch's id and its index in the batch (Long.MinValue: not a batch-mode file).
     val batchOf = if (wantsBatches) Array.fill(n)(Long.MinValue) else null
@@ -49,6 +50,7 @@ private[scan] object Take {
           throw new FermionRowNotFoundException(root, s"no fragment $fragment in $version")
         )
         rowIdStart(fi) = file.rowIdStart
+        partitionOf(fi) = file.partition
         val files = cache.map(_.get(file, plan, conf)).getOrElse(FragmentFiles.open(file, plan, conf))
         try {
           val mine = requests.indices.filter(i => requests(i)._1 == fragment)
@@ -110,6 +112,8 @@ private[scan] object Take {
                 rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)
               ))
             case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
+            case PlannedColumn.Partition(_, index, field) =>
+              ScanColumn.Values(PartitionVectors.vector(field, n, allocator)(i => partitionOf(fragmentIndex(i))(index)))
             case c @ PlannedColumn.BatchId =>
               if (!wantsBatches || batchOf.forall(_ == Long.MinValue)) ScanColumn.Nulls(ScanBuilder.outputField(c))
               else ScanColumn.Values(longs(n, allocator)(batchOf))
