@@ -42,10 +42,6 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
       partitioning: Array[Transform],
       properties: util.Map[String, String]
   ): Table = {
-    if (partitioning.nonEmpty)
-      throw new IllegalArgumentException(
-        s"Fermion tables are not partitioned (yet); remove PARTITIONED BY / partitionBy(${partitioning.mkString(", ")})"
-      )
     val props = properties.asScala.toMap
     SparkTypeMapping.validate(schema)
     val path = FermionOptions.tablePath(props)
@@ -58,7 +54,14 @@ class FermionDataSource extends TableProvider with DataSourceRegister with Suppo
     // CHAR/VARCHAR stay.
     val snapshot = Snapshot.open(path, FermionTableSchema.hadoopConf())
     val tableSchema = FermionTableSchema.of(snapshot).map(FermionTableSchema.withDeclared(_, schema)).getOrElse(schema)
-    new FermionTable(path, tableSchema, acceptAnySchema = false, () => snapshot, FermionTable.Info(options = options))
+    val partitionBy = FermionTable.partitionNames(partitioning, path)
+    new FermionTable(
+      path,
+      tableSchema,
+      acceptAnySchema = false,
+      () => snapshot,
+      FermionTable.Info(options = options, partitionBy = if (partitionBy.isEmpty) None else Some(partitionBy))
+    )
   }
 
   /** `versionAsOf` (a version number) or `tag` (a tag's version) of a DataFrame read. */

@@ -85,7 +85,9 @@ object FermionOptions {
     val rowIds = OptionRegistry.StableRowIds.in(options).map(v =>
       io.fermion.core.dataset.FermionDataset.StableRowIdsConfig -> v.toString
     )
-    val write = writeSettings(options).filterNot { case (k, _) => OptionRegistry.StableRowIds.matches(k) }
+    val write = writeSettings(options).filterNot { case (k, _) =>
+      OptionRegistry.StableRowIds.matches(k) || OptionRegistry.perWrite.exists(_.matches(k))
+    }
       .map { case (k, v) => io.fermion.core.dataset.FermionDataset.WriteOptionPrefix + k -> v }
     write ++ rowIds
   }

@@ -73,11 +73,19 @@ final class FermionTable(
     (Map(TableCatalog.PROP_PROVIDER -> "fermion", TableCatalog.PROP_LOCATION -> path) ++ shown).asJava
   }
 
+  /** The partition columns: a partitioned dataset's, or the `k=v` directories of loose files. */
+  override def partitioning(): Array[org.apache.spark.sql.connector.expressions.Transform] =
+    snapshot.partitionFields.map(f =>
+      org.apache.spark.sql.connector.expressions.Expressions.identity(f.name): org.apache.spark.sql.connector
+        .expressions.Transform
+    ).toArray
+
   override def capabilities(): util.Set[TableCapability] = {
     val caps = Set(
       TableCapability.BATCH_READ,
       TableCapability.BATCH_WRITE,
       TableCapability.TRUNCATE,
+      TableCapability.OVERWRITE_BY_FILTER,
       TableCapability.OVERWRITE_DYNAMIC
     ) ++
       (if (acceptAnySchema) Set(TableCapability.ACCEPT_ANY_SCHEMA) else Set.empty)
@@ -103,7 +111,8 @@ final class FermionTable(
       options,
       checkAppendSchema = acceptAnySchema,
       defaultIntent = info.intent,
-      onCommit = info.onCommit
+      onCommit = info.onCommit,
+      partitionBy = info.partitionBy
     )
   }
 
@@ -149,8 +158,24 @@ object FermionTable {
       properties: Map[String, String] = Map.empty,
       options: Map[String, String] = Map.empty,
       intent: WriteIntent = WriteIntent.Append,
-      onCommit: Option[() => Unit] = None
+      onCommit: Option[() => Unit] = None,
+      /** The partition columns a CREATE / REPLACE TABLE (or `partitionBy`) declares. */
+      partitionBy: Option[Seq[String]] = None
   )
+
+  /** The columns of `PARTITIONED BY` / `partitionBy`: plain columns only (no bucket, day, ...). */
+  def partitionNames(
+      partitions: Array[org.apache.spark.sql.connector.expressions.Transform],
+      table: String
+  ): Seq[String] =
+    partitions.toSeq.map {
+      case t if t.name() == "identity" && t.references().length == 1 && t.references()(0).fieldNames().length == 1 =>
+        t.references()(0).fieldNames()(0)
+      case other =>
+        throw new IllegalArgumentException(
+          s"Fermion tables are partitioned by top-level columns (PARTITIONED BY (a, b)); $table cannot be partitioned by ${other.describe()}"
+        )
+    }
 
   /** `fermion.`<path>``, with backticks in the path doubled. */
   def pathName(path: String): String = s"fermion.`${path.replace("`", "``")}`"

@@ -10,6 +10,13 @@ import org.apache.spark.sql.types._
 object FermionTableSchema {
   def hadoopConf(): Configuration = new Configuration(SparkSession.active.sparkContext.hadoopConfiguration)
 
+  /** How loose files' `k=v` partition columns are typed: as Spark's file sources type them
+    * (`spark.sql.sources.partitionColumnTypeInference.enabled`, the session time zone). */
+  def loosePartitioning(): io.fermion.core.scan.LoosePartitioning = {
+    val conf = org.apache.spark.sql.internal.SQLConf.get
+    io.fermion.core.scan.LoosePartitioning(conf.partitionColumnTypeInferenceEnabled, conf.sessionLocalTimeZone)
+  }
+
   def of(snapshot: Snapshot): Option[StructType] = snapshot.schema.map(SparkTypeMapping.toSpark)
 
   def infer(path: String, conf: Configuration): Option[StructType] = of(Snapshot.open(path, conf))

@@ -4,6 +4,7 @@ import java.io.{FileNotFoundException, IOException}
 import java.nio.charset.StandardCharsets
 import java.util.UUID
 
+import io.fermion.core.expr.{ConstantFilter, FilterExpr, FilterValue}
 import io.fermion.core.schema.{FermionField, FermionSchema}
 import io.fermion.core.storage.FileSystems
 import org.apache.hadoop.conf.Configuration
@@ -197,6 +198,79 @@ final class FermionDataset(val root: Path, conf: Configuration) {
       checked,
       s"and later: gave up after $maxAttempts attempts under contention"
     )
+  }
+
+  // ---- partition overwrites ----
+
+  /** Replaces the partitions of version `readVersion` that `predicate` selects with `fragments`
+    * (written for the dataset's partition spec): static `INSERT OVERWRITE ... PARTITION (k = v)` and
+    * `replaceWhere`. `predicate` names partition columns only (by name, as in `schema`) and must be
+    * exact on partition values; every written fragment must satisfy it (rows outside it fail the
+    * write, as Delta's replaceWhere does). One `replace_partitions` is committed (6.7, 11.3). */
+  def replacePartitions(
+      readVersion: Long,
+      schema: FermionSchema,
+      predicate: FilterExpr,
+      fragments: IndexedSeq[Fragment],
+      description: String
+  ): Manifest = {
+    val base = manifest(readVersion)
+    if (!base.isPartitioned)
+      throw new IllegalArgumentException(
+        s"$name is not partitioned: replacing rows by a predicate (replaceWhere, INSERT OVERWRITE ... PARTITION) " +
+          "needs partition columns; overwrite the whole dataset instead"
+      )
+    val fields = base.partitionFields
+    val others = FilterExpr.columns(predicate).filterNot(c => fields.exists(_.name.equalsIgnoreCase(c)))
+    if (others.nonEmpty)
+      throw new IllegalArgumentException(
+        s"the predicate `$description` of an overwrite of $name names ${others.map(c => s"`$c`").mkString(", ")}, " +
+          s"which ${if (others.size == 1) "is not a partition column" else "are not partition columns"} " +
+          s"(${fields.map(_.name).mkString(", ")}): only whole partitions can be replaced"
+      )
+    val ids = Partitioning.toIds(predicate, base.schema).filter(ConstantFilter.isExact(_, _ => true)).getOrElse(
+      throw new IllegalArgumentException(
+        s"the predicate `$description` of an overwrite of $name cannot be decided exactly on partition values"
+      )
+    )
+    def holds(values: IndexedSeq[Option[FilterValue]]): Option[Boolean] =
+      ConstantFilter.isTrue(ids, Partitioning.byId(base.partitionSpec, values))
+    fragments.find(f => !holds(f.partition).contains(true)).foreach { f =>
+      throw new IllegalArgumentException(
+        s"written rows with ${fields.zip(f.partition).map { case (fd, v) => Partitioning.show(fd, v) }.mkString(", ")} " +
+          s"do not satisfy the overwrite's predicate `$description`; nothing was written to $name"
+      )
+    }
+    val removed = base.fragments.filter { f =>
+      holds(f.partition).getOrElse(
+        throw new IllegalArgumentException(
+          s"the predicate `$description` cannot be decided on the partition values of fragment ${f.id} of $name"
+        )
+      )
+    }.map(_.id).toSet
+    commit(
+      readVersion,
+      Operation.ReplacePartitions(schema, base.partitionSpec, ids, removed, fragments, description)
+    )
+  }
+
+  /** Dynamic partition overwrite: the partitions `fragments` hold are replaced by them, the others
+    * stay. None when nothing was written (no partition is replaced, nothing committed). */
+  def replaceWrittenPartitions(
+      readVersion: Long,
+      schema: FermionSchema,
+      fragments: IndexedSeq[Fragment]
+  ): Option[Manifest] = {
+    if (fragments.isEmpty) return None
+    val base = manifest(readVersion)
+    val tuples = fragments.map(_.partition).distinct
+    val ids = Partitioning.anyOf(base.partitionSpec, tuples)
+    val fields = base.partitionFields
+    val shown = tuples.take(3).map(t => fields.zip(t).map { case (f, v) => Partitioning.show(f, v) }.mkString("/"))
+    val description =
+      s"dynamic overwrite of ${tuples.size} partition${if (tuples.size == 1) "" else "s"}: " +
+        shown.mkString(", ") + (if (tuples.size > 3) ", ..." else "")
+    Some(replacePartitions(readVersion, schema, Partitioning.toNames(ids, base.schema), fragments, description))
   }
 
   // ---- row deletes, restore ----

@@ -73,7 +73,10 @@ object ManifestCodec {
   }
 
   /** Reads a partitioning section: (spec, values of each of `fragments` fragments). */
-  def readPartitioning(r: MetadataReader, fragments: Int): (IndexedSeq[Int], IndexedSeq[IndexedSeq[Option[FilterValue]]]) = {
+  def readPartitioning(
+      r: MetadataReader,
+      fragments: Int
+  ): (IndexedSeq[Int], IndexedSeq[IndexedSeq[Option[FilterValue]]]) = {
     val spec = (0 until r.count("partition fields", 4)).map(_ => r.u32("partition field id"))
     r.check(spec.distinct.size == spec.size, s"partition field ids repeat (${spec.mkString(", ")})")
     val n = r.count("partitioned fragments", 4)
@@ -100,15 +103,26 @@ object ManifestCodec {
 
   /** Checks a manifest's partitioning against its schema: top-level fields of supported types,
     * one value per field and fragment, of the field's kind. */
-  private def checkPartitioning(r: MetadataReader, schema: FermionSchema, spec: IndexedSeq[Int], fragments: Seq[Fragment]): Unit = {
+  private def checkPartitioning(
+      r: MetadataReader,
+      schema: FermionSchema,
+      spec: IndexedSeq[Int],
+      fragments: Seq[Fragment]
+  ): Unit = {
     val fields = spec.map { id =>
       val f = schema.fields.find(_.fieldId == id)
       r.check(f.nonEmpty, s"partition field id $id is not a top-level field of the schema")
-      r.check(Partitioning.supportedType(f.get.dataType), s"partition column `${f.get.name}` has type ${f.get.dataType}")
+      r.check(
+        Partitioning.supportedType(f.get.dataType),
+        s"partition column `${f.get.name}` has type ${f.get.dataType}"
+      )
       f.get
     }
     fragments.foreach { frag =>
-      r.check(frag.partition.size == spec.size, s"fragment ${frag.id} has ${frag.partition.size} partition values, not ${spec.size}")
+      r.check(
+        frag.partition.size == spec.size,
+        s"fragment ${frag.id} has ${frag.partition.size} partition values, not ${spec.size}"
+      )
       frag.partition.zip(fields).foreach { case (v, f) =>
         val ok = (v, f.dataType) match {
           case (None, _) => true

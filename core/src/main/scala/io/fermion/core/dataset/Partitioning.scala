@@ -63,7 +63,10 @@ object Partitioning {
 
   /** A filter's view of a fragment: its partition columns (by lower-case name) are constants, every
     * other column varies. */
-  def byName(fields: IndexedSeq[FermionField], values: IndexedSeq[Option[FilterValue]]): String => ConstantFilter.Column = {
+  def byName(
+      fields: IndexedSeq[FermionField],
+      values: IndexedSeq[Option[FilterValue]]
+  ): String => ConstantFilter.Column = {
     val byName = fields.map(_.name.toLowerCase(Locale.ROOT)).zip(values).toMap
     c => byName.get(c.toLowerCase(Locale.ROOT)).map(ConstantFilter.Constant).getOrElse(ConstantFilter.Varies)
   }
@@ -90,6 +93,30 @@ object Partitioning {
       c => c.toIntOption.flatMap(id => schema.fields.find(_.fieldId == id)).map(_.name).getOrElse(s"#$c")
     )
 
+  /** The filter (over columns named by field id) that selects exactly the partitions `tuples`
+    * (values in spec order): an OR of one AND per tuple, built balanced so that thousands of
+    * partitions stay shallow. */
+  def anyOf(spec: IndexedSeq[Int], tuples: Seq[IndexedSeq[Option[FilterValue]]]): FilterExpr = {
+    def one(values: IndexedSeq[Option[FilterValue]]): FilterExpr =
+      balanced(
+        spec.indices.map { i =>
+          values(i) match {
+            case None => FilterExpr.IsNull(spec(i).toString)
+            case Some(v) => FilterExpr.Compare(spec(i).toString, FilterExpr.Eq, v)
+          }
+        },
+        FilterExpr.And
+      )
+    balanced(tuples.distinct.map(one).toIndexedSeq, FilterExpr.Or)
+  }
+
+  private def balanced(parts: IndexedSeq[FilterExpr], join: (FilterExpr, FilterExpr) => FilterExpr): FilterExpr =
+    if (parts.size == 1) parts.head
+    else {
+      val (l, r) = parts.splitAt(parts.size / 2)
+      join(balanced(l, join), balanced(r, join))
+    }
+
   /** A value as people read it (`p=2026-01-31`), for descriptions and error messages. */
   def show(field: FermionField, value: Option[FilterValue]): String = s"${field.name}=${text(field.dataType, value)}"
 
@@ -100,7 +127,8 @@ object Partitioning {
     case (FermionType.Timestamp(utc), Some(FilterValue.Integral(v))) =>
       val i = java.time.Instant.EPOCH.plus(v, java.time.temporal.ChronoUnit.MICROS)
       if (utc) i.toString else java.time.LocalDateTime.ofInstant(i, java.time.ZoneOffset.UTC).toString
-    case (d: FermionType.Decimal, Some(FilterValue.Integral(v))) => java.math.BigDecimal.valueOf(v, d.scale).toPlainString
+    case (d: FermionType.Decimal, Some(FilterValue.Integral(v))) =>
+      java.math.BigDecimal.valueOf(v, d.scale).toPlainString
     case (_, Some(FilterValue.Integral(v))) => v.toString
     case (_, Some(FilterValue.Floating(v))) => v.toString
     case (_, Some(FilterValue.Bytes(b))) => new String(b, StandardCharsets.UTF_8)

@@ -150,7 +150,8 @@ object Operation {
     def name = "restore"
     def replaced = s"restored version $version"
     def conflictsWith(other: Operation): Option[String] = None
-    def apply(base: Manifest): Manifest = base.copy(schema = schema, fragments = fragments, partitionSpec = partitionSpec)
+    def apply(base: Manifest): Manifest =
+      base.copy(schema = schema, fragments = fragments, partitionSpec = partitionSpec)
   }
 
   /** Rows deleted: fragments given new deletion files, fragments removed when no row is left. */
@@ -220,7 +221,8 @@ object Operation {
       case c: Compact if (c.removed & removed).nonEmpty => Some("compacted the same fragments")
       case a: AddColumnFiles if (a.files.keySet & removed).nonEmpty =>
         Some("added column files to fragments this compaction rewrites")
-      case p: ReplacePartitions if (p.removed & removed).nonEmpty => Some("replaced partitions this compaction rewrites")
+      case p: ReplacePartitions if (p.removed & removed).nonEmpty =>
+        Some("replaced partitions this compaction rewrites")
       case _ => None
     }
     def apply(base: Manifest): Manifest =
@@ -301,7 +303,9 @@ object TransactionCodec {
   private def writeFilter(w: MetadataWriter, e: FilterExpr): Unit = {
     import FilterExpr._
     def id(c: String): Int =
-      c.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(s"filter column '$c' is not a field id"))
+      c.toIntOption.filter(_ >= 0).getOrElse(
+        throw new IllegalArgumentException(s"filter column '$c' is not a field id")
+      )
     e match {
       case Compare(c, op, v) =>
         w.u8(1).u32(id(c)).u8(op match {
@@ -389,7 +393,10 @@ object TransactionCodec {
           o = withPartitioning(o0, spec, values)
           partitioning = true
       }
-      r.check(partitioning || !o0.isInstanceOf[Operation.ReplacePartitions], "a replace_partitions without its partitioning")
+      r.check(
+        partitioning || !o0.isInstanceOf[Operation.ReplacePartitions],
+        "a replace_partitions without its partitioning"
+      )
       // A newer minor version may append fields this reader skips, as in manifests.
       if (minor <= ManifestCodec.Minor) r.done() else r.skipRest()
       Transaction(readVersion, uuid, o)

@@ -122,6 +122,32 @@ object OptionRegistry {
       "and `=`, `IN` and ranges on the key find batches through the batch index"
   )(_.trim)
 
+  val ReplaceWhere: OptionSpec[String] = spec(
+    "replaceWhere",
+    Write,
+    "",
+    "save mode overwrite of a partitioned dataset (docs/table-format.md 6.7): replace only the partitions this SQL " +
+      "condition on partition columns selects (e.g. `day >= '2026-01-01'`); written rows outside it fail the write. " +
+      "Applies to this write only"
+  )(_.trim)
+  val PartitionOverwriteMode: OptionSpec[String] = spec(
+    "partitionOverwriteMode",
+    Write,
+    "Spark's `spark.sql.sources.partitionOverwriteMode`",
+    "save mode overwrite of a partitioned dataset: `static` replaces every partition, `dynamic` only those the " +
+      "written rows fall in. Applies to this write only"
+  )(v =>
+    within(
+      Set("static", "dynamic").contains(v.trim.toLowerCase(Locale.ROOT)),
+      s"partitionOverwriteMode is static or dynamic, not '$v'"
+    )(
+      v.trim.toLowerCase(Locale.ROOT)
+    )
+  )
+
+  /** Write options that describe one write, never kept as a dataset's defaults. */
+  def perWrite: Seq[OptionSpec[_]] = Seq(ReplaceWhere, PartitionOverwriteMode)
+
   // ---- dataset options ----
 
   val StableRowIds: OptionSpec[Boolean] = spec(
@@ -213,6 +239,8 @@ object OptionRegistry {
     StripeBytes,
     Checksum,
     BatchKey,
+    ReplaceWhere,
+    PartitionOverwriteMode,
     StableRowIds,
     TailPrefetchBytes,
     CmbEagerLoadThreshold,

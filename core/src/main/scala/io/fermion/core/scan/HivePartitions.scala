@@ -113,7 +113,8 @@ object HivePartitions {
     if (raw == NullValue) None
     else if (Try(Integer.parseInt(raw)).isSuccess) Some(FermionType.Int32)
     else if (Try(java.lang.Long.parseLong(raw)).isSuccess) Some(FermionType.Int64)
-    else if (!looksLikeDecimalInteger(raw) && Try(java.lang.Double.parseDouble(raw)).isSuccess) Some(FermionType.Float64)
+    else if (!looksLikeDecimalInteger(raw) && Try(java.lang.Double.parseDouble(raw)).isSuccess)
+      Some(FermionType.Float64)
     else if (timestamp(unescape(raw), zone).nonEmpty) Some(FermionType.Timestamp(utcAdjusted = true))
     else if (date(raw).nonEmpty) Some(FermionType.Date32)
     else Some(FermionType.Utf8)

@@ -80,7 +80,10 @@ object MetadataAggregation {
     // Files must describe the rows: no deletions, no column files; and without files an engine would
     // combine no partial counts into null instead of 0.
     if (snapshot.hasDeletionsOrColumnFiles || snapshot.files.isEmpty) return None
-    def flat(c: String) = schema.indexOf(c).map(schema.fields).filterNot(f => FermionType.isNested(f.dataType))
+    // Partition columns are not in the files: their statistics would read as all-null.
+    def flat(c: String) = schema.indexOf(c).map(schema.fields).filterNot(f =>
+      FermionType.isNested(f.dataType) || snapshot.partitionIndex(f.name).nonEmpty
+    )
     val ok = aggregates.forall {
       case MetadataAggregate.CountRows => true
       case MetadataAggregate.CountValues(c) => flat(c).nonEmpty

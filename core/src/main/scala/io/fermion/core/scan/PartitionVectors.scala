@@ -19,7 +19,11 @@ private[scan] object PartitionVectors {
     }
 
   /** The vector of `n` rows whose row `i` holds `value(i)` (None: null). */
-  def vector(field: FermionField, n: Int, allocator: BufferAllocator)(value: Int => Option[FilterValue]): FieldVector = {
+  def vector(
+      field: FermionField,
+      n: Int,
+      allocator: BufferAllocator
+  )(value: Int => Option[FilterValue]): FieldVector = {
     if ((0 until n).forall(i => value(i).isEmpty)) return ColumnDecoder.nullVector(field, n, allocator)
     val v = ArrowSchemaMapping.toArrowField(field).createVector(allocator)
     try {

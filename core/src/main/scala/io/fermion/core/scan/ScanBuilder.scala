@@ -130,7 +130,9 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
     // matching row (three-valued logic; data columns may take any value).
     val kept = (filterExpr, snapshot.isPartitioned) match {
       case (Some(f), true) =>
-        snapshot.files.filter(file => ConstantFilter.mayMatch(f, Partitioning.byName(snapshot.partitionFields, file.partition)))
+        snapshot.files.filter(file =>
+          ConstantFilter.mayMatch(f, Partitioning.byName(snapshot.partitionFields, file.partition))
+        )
       case _ => snapshot.files
     }
     val plan = ReadPlan(
@@ -147,7 +149,12 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       partitionColumns = snapshot.partitionFields.map(_.name)
     )
     val pruned = snapshot.files.size - kept.size
-    new Scan(if (pruned == 0) snapshot else snapshot.copy(files = kept), plan, planned.map(ScanBuilder.outputField), pruned)
+    new Scan(
+      if (pruned == 0) snapshot else snapshot.copy(files = kept),
+      plan,
+      planned.map(ScanBuilder.outputField),
+      pruned
+    )
   }
 }
 

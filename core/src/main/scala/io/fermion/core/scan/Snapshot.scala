@@ -168,7 +168,13 @@ object Snapshot {
     val (partitionFields, values) = HivePartitions.resolve(path, listed, partitioning)
     val files = listed.zipWithIndex.map { case (l, i) =>
       val s = l.status
-      SnapshotFile(s.getPath.toString, s.getLen, i.toLong, modificationTime = s.getModificationTime, partition = values(i))
+      SnapshotFile(
+        s.getPath.toString,
+        s.getLen,
+        i.toLong,
+        modificationTime = s.getModificationTime,
+        partition = values(i)
+      )
     }
     def schemaOf(f: SnapshotFile): FermionSchema = {
       val r = FermionFileReader.open(new Path(f.path), conf, ReaderOptions())

@@ -39,6 +39,7 @@ final private[scan] class SplitReader private (
     val off = reader.stripes.dataOffset(s)
     off >= split.start && off < split.start + split.length
   }
+
   /** The plan's filter on this file: leaves on partition columns decided by the file's values. */
   private val filter: Option[FilterExpr] =
     if (plan.partitionColumns.isEmpty) plan.filter
@@ -264,7 +265,8 @@ final private[scan] class SplitReader private (
             case None => ScanColumn.Nulls(RowIdField)
           }
         case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
-        case PlannedColumn.Partition(_, index, field) => PartitionVectors.constant(field, file.partition(index), outRows, allocator)
+        case PlannedColumn.Partition(_, index, field) =>
+          PartitionVectors.constant(field, file.partition(index), outRows, allocator)
         case c @ (PlannedColumn.BatchId | PlannedColumn.IndexInBatch) =>
           batchIndex match {
             case None => ScanColumn.Nulls(ScanBuilder.outputField(c))

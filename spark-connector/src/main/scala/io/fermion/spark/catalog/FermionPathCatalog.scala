@@ -26,7 +26,13 @@ class FermionPathCatalog extends TableCatalog {
   private def pathOf(ident: Identifier): String = ident.name()
 
   private def snapshotAt(ident: Identifier, at: ReadAt = ReadAt.Latest): Snapshot =
-    Snapshot.open(pathOf(ident), FermionTableSchema.hadoopConf(), at, FermionPathCatalog.mergesSchema(ident))
+    Snapshot.open(
+      pathOf(ident),
+      FermionTableSchema.hadoopConf(),
+      at,
+      FermionPathCatalog.mergesSchema(ident),
+      FermionTableSchema.loosePartitioning()
+    )
 
   /** Reads: the path must hold a Fermion dataset or Fermion files. */
   override def loadTable(ident: Identifier): Table = readable(pathOf(ident), snapshotAt(ident))
@@ -81,11 +87,8 @@ class FermionPathCatalog extends TableCatalog {
     create(ident, schema, partitions)
 
   private def create(ident: Identifier, schema: StructType, partitions: Array[Transform]): Table = {
-    if (partitions.nonEmpty)
-      throw new IllegalArgumentException(
-        s"Fermion tables are not partitioned (yet); remove partitionBy(${partitions.mkString(", ")})"
-      )
     SparkTypeMapping.validate(schema)
+    val partitionBy = FermionTable.partitionNames(partitions, pathOf(ident))
     // Nothing is created here: the write's commit creates the dataset with its first files, and
     // fails if another writer created it since Spark checked (a create-only commit, WriteIntent).
     val path = pathOf(ident)
@@ -94,7 +97,7 @@ class FermionPathCatalog extends TableCatalog {
       schema,
       acceptAnySchema = true,
       () => snapshotAt(ident),
-      FermionTable.Info(intent = io.fermion.spark.write.WriteIntent.Create)
+      FermionTable.Info(intent = io.fermion.spark.write.WriteIntent.Create, partitionBy = Some(partitionBy))
     )
   }
 

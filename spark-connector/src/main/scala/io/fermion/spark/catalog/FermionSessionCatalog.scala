@@ -96,7 +96,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val path = ident.name()
       if (new FermionDataset(new Path(path), conf()).exists) throw new TableAlreadyExistsException(ident)
       if (schema.isEmpty) throw new IllegalArgumentException(s"No Fermion dataset at '$path': declare the columns")
-      createDataset(path, schema, props)
+      createDataset(path, schema, props, FermionTable.partitionNames(partitions, ident.toString))
       loadTable(ident)
     } else if (isFermionProvider(props)) {
       val declared = checked(ident, columns, partitions, props)
@@ -121,7 +121,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       sessionCatalog.createTable(catalogEntry(ident, schema, withLocation, None), false, true)
       // The declared schema becomes the dataset's first version (the table keeps it).
       if (existing.isEmpty)
-        try createDataset(path, schema, props)
+        try createDataset(path, schema, props, FermionTable.partitionNames(partitions, ident.toString))
         catch {
           case _: io.fermion.core.dataset.FermionCommitConflictException
               if new FermionDataset(new Path(path), conf()).exists => // created meanwhile: it is the table's
@@ -297,13 +297,13 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       partitions: Array[Transform],
       props: Map[String, String]
   ): StructType = {
-    if (partitions.nonEmpty)
-      throw new IllegalArgumentException(
-        s"Fermion tables are not partitioned (yet); remove PARTITIONED BY (${partitions.mkString(", ")}) from $ident"
-      )
     val schema = StructType(columns.map(columnToField))
     SparkTypeMapping.validate(schema)
     FermionOptions.checkTableOptions(FermionOptions.tableOptions(props))
+    // Partition columns must be columns of a supported type (checked by the core's rules).
+    val names = FermionTable.partitionNames(partitions, ident.toString)
+    if (names.nonEmpty && schema.nonEmpty)
+      io.fermion.core.dataset.Partitioning.specOf(SparkTypeMapping.toFermion(schema), names, ident.toString)
     schema
   }
 
@@ -318,11 +318,18 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
     }
 
   /** Commits `schema` as the first version of a new dataset (no rows). */
-  private def createDataset(path: String, schema: StructType, props: Map[String, String]): Unit = {
+  private def createDataset(
+      path: String,
+      schema: StructType,
+      props: Map[String, String],
+      partitionBy: Seq[String]
+  ): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
     ManifestPublisher.checkSupported(ds.fs)
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))
-    ds.commit(0, Operation.Create(SparkTypeMapping.toFermion(schema), IndexedSeq.empty), config)
+    val fermion = SparkTypeMapping.toFermion(schema)
+    val spec = io.fermion.core.dataset.Partitioning.specOf(fermion, partitionBy, path)
+    ds.commit(0, Operation.Create(fermion, IndexedSeq.empty, spec), config)
   }
 
   /** CREATE TABLE / REPLACE TABLE [AS SELECT] of `fermion.`/path``: no catalog entry to write. */
@@ -334,6 +341,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       intent: WriteIntent
   ): StagedTable = {
     val schema = checked(ident, columns, partitions, props)
+    val partitionBy = FermionTable.partitionNames(partitions, ident.toString)
     val path = ident.name()
     val before = snapshot(path)
     lazy val staged: FermionStagedTable = new FermionStagedTable(
@@ -345,10 +353,11 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
         FermionTable.Info(
           options = FermionOptions.tableOptions(props),
           intent = intent,
-          onCommit = Some(() => staged.markWritten())
+          onCommit = Some(() => staged.markWritten()),
+          partitionBy = Some(partitionBy)
         )
       ),
-      written => if (!written) commitEmpty(path, schema, props, intent),
+      written => if (!written) commitEmpty(path, schema, props, intent, partitionBy),
       written => if (written) undo(path, before)
     )
     staged
@@ -364,6 +373,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       existing: Option[Table]
   ): StagedTable = {
     val schema = checked(ident, columns, partitions, props)
+    val partitionBy = FermionTable.partitionNames(partitions, ident.toString)
     // A replaced table stays where it is unless a new LOCATION is given.
     val withLocation = existing match {
       case Some(old) if !props.contains(TableCatalog.PROP_LOCATION) =>
@@ -387,11 +397,12 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
           withLocation,
           FermionOptions.tableOptions(props),
           intent,
-          Some(() => staged.markWritten())
+          Some(() => staged.markWritten()),
+          Some(partitionBy)
         )
       ),
       written => {
-        if (!written) commitEmpty(path, schema, withLocation, intent)
+        if (!written) commitEmpty(path, schema, withLocation, intent, partitionBy)
         val catalog = sessionCatalog
         existing match {
           case None =>
@@ -417,14 +428,22 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
 
   /** A REPLACE TABLE without AS SELECT (or a CTAS of an empty query that wrote nothing): the
     * declared schema as a version without rows. */
-  private def commitEmpty(path: String, schema: StructType, props: Map[String, String], intent: WriteIntent): Unit = {
+  private def commitEmpty(
+      path: String,
+      schema: StructType,
+      props: Map[String, String],
+      intent: WriteIntent,
+      partitionBy: Seq[String]
+  ): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
     ManifestPublisher.checkSupported(ds.fs)
     val fermion = SparkTypeMapping.toFermion(schema)
+    val spec = io.fermion.core.dataset.Partitioning.specOf(fermion, partitionBy, path)
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))
     intent match {
-      case WriteIntent.Create => ds.commit(0, Operation.Create(fermion, IndexedSeq.empty), config)
-      case _ => ds.commit(ds.latestVersion().getOrElse(0L), Operation.Overwrite(fermion, IndexedSeq.empty), config)
+      case WriteIntent.Create => ds.commit(0, Operation.Create(fermion, IndexedSeq.empty, spec), config)
+      case _ =>
+        ds.commit(ds.latestVersion().getOrElse(0L), Operation.Overwrite(fermion, IndexedSeq.empty, spec), config)
     }
   }
 

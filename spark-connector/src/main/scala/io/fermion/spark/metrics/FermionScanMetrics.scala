@@ -19,7 +19,21 @@ final class PagesDecodedMetric extends FermionSumMetric(4)
 final class PagesSkippedMetric extends FermionSumMetric(5)
 final class DecodeTimeMetric extends FermionSumMetric(6)
 
+/** Driver-side: fragments (files) partition pruning dropped before any task opened them. */
+final class FragmentsPrunedMetric extends CustomSumMetric {
+  override def name(): String = FermionScanMetrics.FragmentsPruned
+  override def description(): String = "fragments pruned by partition values"
+}
+
 object FermionScanMetrics {
+  val FragmentsPruned = "fragmentsPrunedByPartition"
+
+  /** The driver's value of [[FragmentsPrunedMetric]]. */
+  def fragmentsPruned(n: Long): CustomTaskMetric = new CustomTaskMetric {
+    override def name(): String = FragmentsPruned
+    override def value(): Long = n
+  }
+
   def all: Array[FermionSumMetric] = Array(
     new StripesReadMetric,
     new StripesSkippedMetric,

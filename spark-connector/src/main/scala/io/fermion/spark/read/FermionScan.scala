@@ -30,9 +30,18 @@ final class FermionScan(
   override def readSchema(): StructType = readSchema
   override def description(): String =
     s"FermionScan ${snapshot.root}${snapshot.version.map(v => s" version $v").getOrElse("")} " +
-      s"[${readSchema.fieldNames.mkString(", ")}]$pushed"
+      s"[${readSchema.fieldNames.mkString(", ")}]$pushed$partitions"
 
-  override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
+  /** Partition pruning, as EXPLAIN shows it: fragments kept of the version's. */
+  private def partitions: String =
+    if (!snapshot.isPartitioned) ""
+    else s" PartitionPruning: ${snapshot.files.size} of ${snapshot.files.size + scan.filesPruned} fragments"
+
+  override def supportedCustomMetrics(): Array[CustomMetric] =
+    FermionScanMetrics.all.map(m => m: CustomMetric) :+ new io.fermion.spark.metrics.FragmentsPrunedMetric
+
+  override def reportDriverMetrics(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
+    Array(FermionScanMetrics.fragmentsPruned(scan.filesPruned.toLong))
   override def toBatch: Batch = this
 
   /** Every partition is read as columnar batches: Spark need not ask partition by partition. */

@@ -77,23 +77,26 @@ object SparkPredicateTranslation {
   /** A non-null literal in the column's statistics domain. */
   private def literal(e: org.apache.spark.sql.connector.expressions.Expression, t: DataType): Option[FilterValue] =
     e match {
-      case l: Literal[_] if l.value() != null && l.dataType() == t =>
-        (t, l.value()) match {
-          case (
-                ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType,
-                n: java.lang.Number
-              ) =>
-            Some(FilterValue.Integral(n.longValue()))
-          case (BooleanType, b: java.lang.Boolean) => Some(FilterValue.Integral(if (b) 1L else 0L))
-          case (FloatType | DoubleType, n: java.lang.Number) => Some(FilterValue.Floating(n.doubleValue()))
-          case (StringType, s: UTF8String) => Some(FilterValue.Bytes(s.getBytes))
-          case (BinaryType, b: Array[Byte]) => Some(FilterValue.Bytes(b))
-          case (d: DecimalType, v: Decimal) if d.precision <= 18 =>
-            scala.util.Try(v.toJavaBigDecimal.setScale(d.scale).unscaledValue().longValueExact()).toOption.map(
-              FilterValue.Integral
-            )
-          case _ => None
-        }
+      case l: Literal[_] if l.value() != null && l.dataType() == t => value(l.value(), t)
       case _ => None
     }
+
+  /** A value in Spark's internal representation (a literal's, or an `InternalRow`'s: boxed
+    * numbers, `UTF8String`, `Decimal`) in the column's statistics domain; None for other types. */
+  def value(v: Any, t: DataType): Option[FilterValue] = (t, v) match {
+    case (
+          ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType,
+          n: java.lang.Number
+        ) =>
+      Some(FilterValue.Integral(n.longValue()))
+    case (BooleanType, b: java.lang.Boolean) => Some(FilterValue.Integral(if (b) 1L else 0L))
+    case (FloatType | DoubleType, n: java.lang.Number) => Some(FilterValue.Floating(n.doubleValue()))
+    case (StringType, s: UTF8String) => Some(FilterValue.Bytes(s.getBytes))
+    case (BinaryType, b: Array[Byte]) => Some(FilterValue.Bytes(b))
+    case (d: DecimalType, v: Decimal) if d.precision <= 18 =>
+      scala.util.Try(v.toJavaBigDecimal.setScale(d.scale).unscaledValue().longValueExact()).toOption.map(
+        FilterValue.Integral
+      )
+    case _ => None
+  }
 }

@@ -26,7 +26,9 @@ final class FermionBatchWrite(
     /** Batch mode: the batch key's ordinal in the written rows. */
     batchKey: Option[Int] = None,
     /** The version the write started from (batch ids must not collide with its batches). */
-    snapshot: Option[io.fermion.core.scan.Snapshot] = None
+    snapshot: Option[io.fermion.core.scan.Snapshot] = None,
+    /** A partitioned dataset's write: `schema` is then the data columns (what files hold). */
+    partitioning: Option[FermionBatchWrite.Partitioning] = None
 ) extends BatchWrite {
 
   /** A creation commits over version 0 (no dataset), the others over the latest version when the
@@ -37,33 +39,48 @@ final class FermionBatchWrite(
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
     io.fermion.core.dataset.ManifestPublisher.checkSupported(dataset.fs) // before any task writes
-    new FermionDataWriterFactory(path, schema, fermionSchema, options, SerializableHadoopConf.broadcast(conf), batchKey)
+    new FermionDataWriterFactory(
+      path,
+      schema,
+      partitioning.map(p => io.fermion.core.dataset.Partitioning.dataSchema(fermionSchema, p.spec)).getOrElse(
+        fermionSchema
+      ),
+      options,
+      SerializableHadoopConf.broadcast(conf),
+      batchKey,
+      partitioning.map(p => (p.rows, p.ordinals))
+    )
   }
 
   override def useCommitCoordinator(): Boolean = true
 
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
-    val written = messages.toSeq.collect { case m: FermionCommitMessage => m }
+    val written = FermionCommitMessage.files(messages)
     val ds = dataset
     try batchKey.foreach(k => checkBatchIds(written, schema(k).name))
     catch { case t: Throwable => written.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
     val (withRows, empty) = written.partition(_.rows > 0)
     empty.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
-    val topIds = fermionSchema.fields.map(_.fieldId)
-    val fragments =
-      withRows.map(m => Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None)).toIndexedSeq
-    val op = intent match {
-      case WriteIntent.Create => Operation.Create(fermionSchema, fragments)
-      case WriteIntent.Overwrite => Operation.Overwrite(fermionSchema, fragments)
-      case WriteIntent.Append => Operation.Append(fermionSchema, fragments)
-    }
+    val spec = partitioning.map(_.spec).getOrElse(IndexedSeq.empty)
+    val topIds = fermionSchema.fields.map(_.fieldId).filterNot(spec.contains)
+    val fragments = withRows.map(m =>
+      Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None, partition = m.partition)
+    ).toIndexedSeq
     // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
     val config = intent match {
       case WriteIntent.Create | WriteIntent.Overwrite => datasetConfig
       case WriteIntent.Append if readVersion == 0 => datasetConfig
       case _ => Map.empty[String, String]
     }
-    try ds.commit(readVersion, op, config)
+    try intent match {
+        case WriteIntent.Create => ds.commit(readVersion, Operation.Create(fermionSchema, fragments, spec), config)
+        case WriteIntent.Overwrite =>
+          ds.commit(readVersion, Operation.Overwrite(fermionSchema, fragments, spec), config)
+        case WriteIntent.Append => ds.commit(readVersion, Operation.Append(fermionSchema, fragments, spec), config)
+        case WriteIntent.ReplaceWhere(predicate, text) =>
+          ds.replacePartitions(readVersion, fermionSchema, predicate, fragments, text)
+        case WriteIntent.DynamicOverwrite => ds.replaceWrittenPartitions(readVersion, fermionSchema, fragments)
+      }
     catch { case t: Throwable => withRows.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
     onCommit.foreach(_())
   }
@@ -94,16 +111,38 @@ final class FermionBatchWrite(
 
   override def abort(messages: Array[WriterCommitMessage]): Unit = {
     val ds = dataset
-    messages.toSeq.collect { case m: FermionCommitMessage => m }.foreach(m =>
+    FermionCommitMessage.files(messages).foreach(m =>
       ds.fs.delete(ds.resolvePath(m.relativePath), false)
     )
   }
 }
 
-/** What a task reports to the driver: the data file it wrote (relative to the dataset root). */
+object FermionBatchWrite {
+
+  /** A partitioned write: the rows' full schema, the partition columns' ordinals in it, and the
+    * dataset's partition spec (their field ids). */
+  final case class Partitioning(rows: StructType, ordinals: IndexedSeq[Int], spec: IndexedSeq[Int])
+}
+
+/** What a task reports to the driver: the data file it wrote (relative to the dataset root), and
+  * in a partitioned dataset the partition values of its rows. */
 final case class FermionCommitMessage(
     relativePath: String,
     rows: Long,
     bytes: Long,
-    batchIds: Option[Array[Byte]] = None
+    batchIds: Option[Array[Byte]] = None,
+    partition: IndexedSeq[Option[io.fermion.core.expr.FilterValue]] = IndexedSeq.empty
 ) extends WriterCommitMessage
+
+/** What a task of a partitioned write reports: one data file per partition it wrote. */
+final case class FermionCommitMessages(files: Seq[FermionCommitMessage]) extends WriterCommitMessage
+
+object FermionCommitMessage {
+
+  /** The files `messages` report, whether one per task or several. */
+  def files(messages: Array[WriterCommitMessage]): Seq[FermionCommitMessage] = messages.toSeq.flatMap {
+    case m: FermionCommitMessage => Seq(m)
+    case ms: FermionCommitMessages => ms.files
+    case _ => Nil
+  }
+}

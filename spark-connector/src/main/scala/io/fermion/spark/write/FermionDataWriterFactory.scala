@@ -16,10 +16,21 @@ final class FermionDataWriterFactory(
     fermionSchema: FermionSchema,
     options: WriterOptions,
     conf: org.apache.spark.broadcast.Broadcast[SerializableHadoopConf],
-    batchKey: Option[Int] = None
+    batchKey: Option[Int] = None,
+    /** Partitioned datasets: the rows' full schema and the partition columns' ordinals in it
+      * (`schema` and `fermionSchema` are then the data columns, `batchKey` an ordinal among them). */
+    partitioned: Option[(StructType, IndexedSeq[Int])] = None
 ) extends DataWriterFactory {
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
-    val (relative, file) = new FermionDataset(new Path(path), conf.value.value).newDataFile()
-    new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value.value, None, batchKey)
+    val dataset = new FermionDataset(new Path(path), conf.value.value)
+    def open(): FermionDataWriter = {
+      val (relative, file) = dataset.newDataFile()
+      new FermionDataWriter(relative, file, schema, fermionSchema, options, conf.value.value, None, batchKey)
+    }
+    partitioned match {
+      case None => open()
+      case Some((full, ordinals)) =>
+        new PartitionedDataWriter(full, ordinals, () => open(), p => dataset.fs.delete(dataset.resolvePath(p), false))
+    }
   }
 }

@@ -6,8 +6,9 @@ import io.fermion.core.dataset.{DatasetLayout, FermionDataset, SchemaIds}
 import io.fermion.core.scan.Snapshot
 import io.fermion.spark.{FermionOptions, FermionTableSchema, SerializableHadoopConf, SparkTypeMapping}
 import org.apache.spark.sql.connector.write.{
-  BatchWrite, LogicalWriteInfo, SupportsDynamicOverwrite, SupportsTruncate, Write, WriteBuilder
+  BatchWrite, LogicalWriteInfo, SupportsDynamicOverwrite, SupportsOverwriteV2, SupportsTruncate, Write, WriteBuilder
 }
+import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.{Expressions, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering
@@ -15,11 +16,13 @@ import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, S
 
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
   * same columns and types as the data already there) and decides what the write means
-  * ([[WriteIntent]]): the table's default (append, or create for a table being created), or an
-  * overwrite when Spark asks to truncate (save mode overwrite, INSERT OVERWRITE, REPLACE TABLE) or
-  * to overwrite partitions dynamically (Fermion tables are not partitioned, so that replaces every
-  * row, as Spark's file sources do for an unpartitioned table). `options` are the write's options
-  * over the table's own. */
+  * ([[WriteIntent]]): the table's default (append, or create for a table being created), an
+  * overwrite when Spark asks to truncate (save mode overwrite, INSERT OVERWRITE, REPLACE TABLE),
+  * the replacement of the partitions a predicate selects (`INSERT OVERWRITE ... PARTITION`, the
+  * `replaceWhere` option) or of the partitions written (dynamic partition overwrite; on an
+  * unpartitioned dataset that replaces every row, as Spark's file sources do). A partitioned
+  * write's files hold the data columns only, rows sorted by the partition columns so that each
+  * task writes one file per partition. `options` are the write's options over the table's own. */
 final class FermionWriteBuilder(
     path: String,
     snapshot: Snapshot,
@@ -28,19 +31,52 @@ final class FermionWriteBuilder(
     options: Map[String, String],
     checkAppendSchema: Boolean,
     defaultIntent: WriteIntent = WriteIntent.Append,
-    onCommit: Option[() => Unit] = None
-) extends WriteBuilder with SupportsTruncate with SupportsDynamicOverwrite {
+    onCommit: Option[() => Unit] = None,
+    /** The partition columns a create or replace declares (None: a dataset's own are kept). */
+    partitionBy: Option[Seq[String]] = None
+) extends WriteBuilder with SupportsTruncate with SupportsDynamicOverwrite with SupportsOverwriteV2 {
   private var intent: WriteIntent = defaultIntent
+  private var truncated = false
 
-  override def truncate(): WriteBuilder = { intent = WriteIntent.Overwrite; this }
+  private def partitioned = snapshot.manifest.exists(_.isPartitioned)
 
-  override def overwriteDynamicPartitions(): WriteBuilder = { intent = WriteIntent.Overwrite; this }
+  override def truncate(): WriteBuilder = { intent = WriteIntent.Overwrite; truncated = true; this }
+
+  override def overwriteDynamicPartitions(): WriteBuilder = {
+    intent = if (partitioned) WriteIntent.DynamicOverwrite else WriteIntent.Overwrite
+    this
+  }
+
+  /** `INSERT OVERWRITE ... PARTITION (k = v)`: Spark hands over the partition's predicates. */
+  override def canOverwrite(predicates: Array[Predicate]): Boolean = partitioned
+
+  override def overwrite(predicates: Array[Predicate]): WriteBuilder = {
+    intent = FermionWriteBuilder.replaceWhere(predicates, tableSchema, predicates.map(_.toString).mkString(" AND "))
+    this
+  }
 
   override def build(): Write = {
     FermionOptions.writerOptions(options) // unknown keys and bad values fail here, naming the option
+    // DataFrame writes in save mode overwrite truncate; `replaceWhere` and a dynamic
+    // `partitionOverwriteMode` (the option, or Spark's session setting) narrow that to partitions.
+    if (truncated) {
+      io.fermion.core.options.OptionRegistry.ReplaceWhere.in(options).filter(_.nonEmpty) match {
+        case Some(text) =>
+          intent = FermionWriteBuilder.replaceWhere(
+            FermionWriteBuilder.parsePredicate(text, info.schema()).toArray,
+            info.schema(),
+            text
+          )
+        case None if partitioned && FermionWriteBuilder.dynamicOverwrite(options) =>
+          intent = WriteIntent.DynamicOverwrite
+        case None =>
+      }
+    } else if (io.fermion.core.options.OptionRegistry.ReplaceWhere.in(options).exists(_.nonEmpty))
+      throw new IllegalArgumentException("replaceWhere applies to writes in save mode overwrite only")
     // Options the dataset keeps from its creation apply unless this write (or the table) sets them.
     val stored =
-      if (intent == WriteIntent.Append) snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
+      if (intent != WriteIntent.Overwrite && intent != WriteIntent.Create)
+        snapshot.manifest.map(FermionDataset.storedWriteOptions).getOrElse(Map.empty)
       else Map.empty[String, String]
     val given = FermionOptions.writeSettings(options)
     val effective = stored.filterNot { case (k, _) => given.keys.exists(_.equalsIgnoreCase(k)) } ++ given
@@ -51,7 +87,7 @@ final class FermionWriteBuilder(
       else FermionTableSchema.withDeclaredNullability(info.schema(), tableSchema)
     SparkTypeMapping.validate(schema)
     val overwrite = intent == WriteIntent.Overwrite
-    if (checkAppendSchema && intent == WriteIntent.Append && tableSchema.nonEmpty)
+    if (checkAppendSchema && intent != WriteIntent.Overwrite && intent != WriteIntent.Create && tableSchema.nonEmpty)
       FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
     if (intent == WriteIntent.Create && snapshot.manifest.nonEmpty)
       throw new io.fermion.core.dataset.FermionCommitConflictException(
@@ -60,25 +96,39 @@ final class FermionWriteBuilder(
         snapshot.version.get,
         "created the dataset first: it already exists; nothing was written"
       )
-    val settings = FieldWriteSettings.resolve(schema, writerOptions)
     // Appends keep the dataset's field ids; an overwrite or a creation starts the schema afresh.
     val fresh = SparkTypeMapping.toFermion(schema)
     val fermionSchema = snapshot.manifest match {
       case Some(m) if !overwrite && intent != WriteIntent.Create => SchemaIds.assignFrom(m.schema, fresh, m.lastFieldId)
       case _ => fresh
     }
+    // Partition columns: declared by a create or replace, else the dataset's own.
+    val existingPartitions = snapshot.manifest.map(_.partitionFields.map(_.name)).getOrElse(IndexedSeq.empty)
+    val partitionNames = intent match {
+      case WriteIntent.Create | WriteIntent.Overwrite => partitionBy.getOrElse(existingPartitions)
+      case WriteIntent.Append if snapshot.manifest.isEmpty => partitionBy.getOrElse(Nil)
+      case _ => existingPartitions
+    }
+    val spec = io.fermion.core.dataset.Partitioning.specOf(fermionSchema, partitionNames, path)
+    val partitionOrdinals =
+      spec.map(id =>
+        schema.fieldNames.indexWhere(_.equalsIgnoreCase(fermionSchema.fields.find(_.fieldId == id).get.name))
+      )
+    // What the data files hold: every column but the partition columns.
+    val dataStruct = StructType(schema.fields.indices.filterNot(partitionOrdinals.contains).map(schema.fields))
+    val settings = FieldWriteSettings.resolve(dataStruct, writerOptions)
     if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
       throw new IllegalArgumentException(
         s"'$path' holds Fermion files but no dataset (no ${DatasetLayout.VersionsDir}/); write to a new path"
       )
     val finalIntent = intent
     val batchKey = io.fermion.core.options.OptionRegistry.BatchKey.in(effective).filter(_.nonEmpty).map { key =>
-      val i = schema.fieldNames.indexWhere(_.equalsIgnoreCase(key))
+      val i = dataStruct.fieldNames.indexWhere(_.equalsIgnoreCase(key))
       if (i < 0)
         throw new IllegalArgumentException(
-          s"batchKey names `$key`, which is not a column of the data (${schema.fieldNames.mkString(", ")})"
+          s"batchKey names `$key`, which is not a data column (${dataStruct.fieldNames.mkString(", ")})"
         )
-      schema(i).dataType match {
+      dataStruct(i).dataType match {
         case ByteType | ShortType | IntegerType | LongType => i
         case other =>
           throw new IllegalArgumentException(s"batchKey `$key` must be an integral column, not ${other.sql}")
@@ -87,7 +137,7 @@ final class FermionWriteBuilder(
     def batchWrite: BatchWrite =
       new FermionBatchWrite(
         path,
-        schema,
+        dataStruct,
         fermionSchema,
         settings,
         finalIntent,
@@ -96,29 +146,86 @@ final class FermionWriteBuilder(
         FermionOptions.datasetConfig(options),
         onCommit,
         batchKey,
-        Some(snapshot)
+        Some(snapshot),
+        if (spec.isEmpty) None else Some(FermionBatchWrite.Partitioning(schema, partitionOrdinals, spec))
       )
-    batchKey match {
-      case None =>
-        new Write {
-          override def toBatch: BatchWrite = batchWrite
-          override def description(): String = s"FermionWrite($path, $finalIntent)"
-        }
-      case Some(k) =>
-        // Each task's rows sorted by the key, so that every key's rows form one batch.
-        new Write with RequiresDistributionAndOrdering {
-          override def requiredDistribution(): Distribution = Distributions.unspecified()
-          override def requiredOrdering(): Array[SortOrder] =
-            Array(Expressions.sort(Expressions.column(schema(k).name), SortDirection.ASCENDING))
-          override def toBatch: BatchWrite = batchWrite
-          override def description(): String = s"FermionWrite($path, $finalIntent, batches by ${schema(k).name})"
-        }
-    }
+    // Each task's rows sorted by the partition columns (one file per partition) and by the batch
+    // key (every key's rows form one batch).
+    val sortBy = partitionOrdinals.map(schema(_).name) ++ batchKey.map(dataStruct(_).name)
+    val what = (if (spec.isEmpty) "" else s", partitioned by ${partitionOrdinals.map(schema(_).name).mkString(", ")}") +
+      batchKey.map(k => s", batches by ${dataStruct(k).name}").getOrElse("")
+    if (sortBy.isEmpty)
+      new Write {
+        override def toBatch: BatchWrite = batchWrite
+        override def description(): String = s"FermionWrite($path, $finalIntent)"
+      }
+    else
+      new Write with RequiresDistributionAndOrdering {
+        override def requiredDistribution(): Distribution = Distributions.unspecified()
+        override def requiredOrdering(): Array[SortOrder] =
+          sortBy.map(c => Expressions.sort(Expressions.column(c), SortDirection.ASCENDING)).toArray
+        override def toBatch: BatchWrite = batchWrite
+        override def description(): String = s"FermionWrite($path, $finalIntent$what)"
+      }
   }
 }
 
 object FermionWriteBuilder {
   import org.apache.spark.sql.types.{ArrayType, DataType, MapType}
+
+  /** The intent of replacing the partitions `predicates` (all must hold) select, translated as
+    * reads translate them; a part that does not translate makes the core refuse the overwrite. */
+  def replaceWhere(predicates: Array[Predicate], schema: StructType, text: String): WriteIntent = {
+    val parts = predicates.toSeq.map(p =>
+      io.fermion.spark.read.SparkPredicateTranslation.translate(p, schema).getOrElse(
+        io.fermion.core.expr.FilterExpr.Unknown
+      )
+    )
+    WriteIntent.ReplaceWhere(
+      parts.reduceOption[io.fermion.core.expr.FilterExpr](io.fermion.core.expr.FilterExpr.And).getOrElse(
+        throw new IllegalArgumentException(s"an overwrite by predicate needs a predicate ($text)")
+      ),
+      text
+    )
+  }
+
+  /** A SQL condition (`replaceWhere`) over `schema` as Spark's V2 predicates: parsed, resolved and
+    * constant-folded by Spark (so `d = '2026-01-01'` compares with a date), then translated. */
+  def parsePredicate(text: String, schema: StructType): Seq[Predicate] = {
+    import org.apache.spark.sql.catalyst.expressions.PredicateHelper
+    import org.apache.spark.sql.catalyst.plans.logical.{Filter, LocalRelation}
+    val spark = org.apache.spark.sql.SparkSession.active.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+    val parsed =
+      try spark.sessionState.sqlParser.parseExpression(text)
+      catch {
+        case e: Exception =>
+          throw new IllegalArgumentException(s"replaceWhere `$text` is not a SQL condition: ${e.getMessage}", e)
+      }
+    val relation = LocalRelation(org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(schema))
+    val analyzed = spark.sessionState.executePlan(Filter(parsed, relation)).analyzed
+    val folded = org.apache.spark.sql.catalyst.optimizer.ConstantFolding(analyzed)
+    val condition = folded.collectFirst { case f: Filter => f.condition }.getOrElse(
+      throw new IllegalArgumentException(s"replaceWhere `$text` is not a condition on the written columns")
+    )
+    object Split extends PredicateHelper {
+      def apply(e: org.apache.spark.sql.catalyst.expressions.Expression) = splitConjunctivePredicates(e)
+    }
+    Split(condition).map(c =>
+      org.apache.spark.sql.fermion.V2Predicates.translate(c).getOrElse(
+        throw new IllegalArgumentException(
+          s"replaceWhere `$text`: `${c.sql}` cannot be evaluated on partition values (use comparisons, IN and " +
+            "IS [NOT] NULL of partition columns with literals)"
+        )
+      )
+    )
+  }
+
+  /** Whether an overwrite replaces only the partitions written: the `partitionOverwriteMode` write
+    * option, else Spark's `spark.sql.sources.partitionOverwriteMode`. */
+  def dynamicOverwrite(options: Map[String, String]): Boolean =
+    io.fermion.core.options.OptionRegistry.PartitionOverwriteMode.in(options).getOrElse(
+      org.apache.spark.sql.internal.SQLConf.get.partitionOverwriteMode.toString
+    ).equalsIgnoreCase("dynamic")
 
   /** Same type tree, names included; nullability may differ (each file records its own). */
   def sameIgnoringNullability(a: DataType, b: DataType): Boolean = (a, b) match {

@@ -8,7 +8,12 @@ package io.fermion.spark.write
   *     CREATE TABLE [AS SELECT]); a dataset created by another writer meanwhile makes the commit
   *     fail with "already exists", as the existence check would have had it come first;
   *   - [[WriteIntent.Overwrite]]: the rows replaced whatever they are at commit time (save mode
-  *     overwrite, INSERT OVERWRITE, REPLACE TABLE); also over a dataset created meanwhile.
+  *     overwrite, INSERT OVERWRITE, REPLACE TABLE); also over a dataset created meanwhile;
+  *   - [[WriteIntent.ReplaceWhere]]: the partitions a predicate on partition columns selects are
+  *     replaced (`INSERT OVERWRITE ... PARTITION (k = v)`, the `replaceWhere` option); the written
+  *     rows must satisfy it (docs/table-format.md 6.7);
+  *   - [[WriteIntent.DynamicOverwrite]]: the partitions the written rows fall in are replaced
+  *     (`partitionOverwriteMode` dynamic), the others stay.
   *
   * (Compaction does not go through Spark's write path: the core plans and commits it.)
   */
@@ -18,4 +23,6 @@ object WriteIntent {
   case object Append extends WriteIntent
   case object Create extends WriteIntent
   case object Overwrite extends WriteIntent
+  final case class ReplaceWhere(predicate: io.fermion.core.expr.FilterExpr, text: String) extends WriteIntent
+  case object DynamicOverwrite extends WriteIntent
 }
