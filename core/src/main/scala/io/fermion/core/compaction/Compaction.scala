@@ -34,10 +34,18 @@ object Compaction {
       throw new UnsupportedOperationException(
         s"compaction of a dataset with stable row ids is not supported yet (${dataset.name})"
       )
-    val candidates = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
+    val small = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
+    // A partitioned dataset's fragments merge only within their partition (6.7): partitions with
+    // a single small fragment and no deleted rows have nothing to gain.
+    val candidates =
+      if (!base.isPartitioned) small
+      else {
+        val perPartition = small.groupBy(_.partition)
+        small.filter(f => perPartition(f.partition).size > 1 || f.deletion.nonEmpty)
+      }
     val rows = candidates.map(_.rowCount).sum
     val outputs = math.max(1L, (rows + targetRows - 1) / targetRows).toInt
-    if (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size) return None
+    if (candidates.isEmpty || (candidates.forall(_.deletion.isEmpty) && outputs >= candidates.size)) return None
     val snapshot = Snapshot.ofManifest(dataset, base).withFragments(candidates.map(_.id).toSet)
     // Batch-mode files are rewritten only with each other, as batch files again.
     val batched = snapshot.files.map { f =>
@@ -48,17 +56,18 @@ object Compaction {
     // Fragments in order, cut into groups of about rows / outputs rows each.
     val perGroup = math.max(1L, (rows + outputs - 1) / outputs)
     val groups = scala.collection.mutable.ArrayBuffer.empty[CompactionGroup]
-    for (kind <- Seq(false, true)) {
+    val partitions = snapshot.files.map(_.partition).distinct
+    for (partition <- partitions; kind <- Seq(false, true)) {
       var current = IndexedSeq.empty[SnapshotFile]
       var currentRows = 0L
-      snapshot.files.filter(f => batched(f.fragmentId) == kind).foreach { f =>
+      snapshot.files.filter(f => batched(f.fragmentId) == kind && f.partition == partition).foreach { f =>
         current :+= f
         currentRows += candidates.find(_.id == f.fragmentId).map(_.rowCount).getOrElse(0L)
         if (currentRows >= perGroup) {
-          groups += CompactionGroup(current, kind); current = IndexedSeq.empty; currentRows = 0L
+          groups += CompactionGroup(current, kind, partition); current = IndexedSeq.empty; currentRows = 0L
         }
       }
-      if (current.nonEmpty) groups += CompactionGroup(current, kind)
+      if (current.nonEmpty) groups += CompactionGroup(current, kind, partition)
     }
     Some(CompactionPlan(
       dataset.name,
@@ -78,22 +87,25 @@ object Compaction {
     val manifest = dataset.manifest(plan.readVersion)
     val snapshot = Snapshot.ofManifest(dataset, manifest).copy(files = group.files)
     val (relative, file) = dataset.newDataFile()
+    // Partition columns stay in the manifest: the new file holds the data columns.
+    val fileSchema = Partitioning.dataSchema(plan.schema, manifest.partitionSpec)
     val allocator = new RootAllocator(Long.MaxValue)
     try {
       val writer =
-        if (group.batches) FermionFileWriter.createBatched(file, conf, plan.schema, plan.writerOptions)
-        else FermionFileWriter.create(file, conf, plan.schema, plan.writerOptions)
+        if (group.batches) FermionFileWriter.createBatched(file, conf, fileSchema, plan.writerOptions)
+        else FermionFileWriter.create(file, conf, fileSchema, plan.writerOptions)
       try {
         val builder = snapshot.scanBuilder().options(ReaderOptions())
         if (group.batches) builder.withBatchColumns()
         val batches = builder.build().batches(conf, allocator)
-        val columns = plan.schema.fields.indices
+        val columns =
+          plan.schema.fields.indices.filterNot(i => manifest.partitionSpec.contains(plan.schema.fields(i).fieldId))
         try batches.foreach { b =>
             val vectors = columns.map(b.vector)
             if (!group.batches) writer.write(vectors, b.numRows)
             else {
               // Rows of one batch are consecutive (and never span two scan batches: one stripe).
-              val ids = b.vector(columns.size).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+              val ids = b.vector(plan.schema.fields.size).asInstanceOf[org.apache.arrow.vector.BigIntVector]
               var from = 0
               while (from < b.numRows) {
                 var until = from + 1
@@ -107,7 +119,13 @@ object Compaction {
           }
         finally batches.close()
         writer.close()
-        Fragment(0, writer.rowsWritten, IndexedSeq(DataFile(relative, plan.schema.fields.map(_.fieldId))), None)
+        Fragment(
+          0,
+          writer.rowsWritten,
+          IndexedSeq(DataFile(relative, fileSchema.fields.map(_.fieldId))),
+          None,
+          partition = group.partition
+        )
       } catch {
         case t: Throwable =>
           try writer.close()
@@ -133,8 +151,13 @@ object Compaction {
   }
 }
 
-/** Fragments rewritten together into one file (a batch-mode file when `batches`). */
-final case class CompactionGroup(files: IndexedSeq[SnapshotFile], batches: Boolean = false)
+/** Fragments rewritten together into one file (a batch-mode file when `batches`), all of one
+  * partition (its values; empty in unpartitioned datasets). */
+final case class CompactionGroup(
+    files: IndexedSeq[SnapshotFile],
+    batches: Boolean = false,
+    partition: IndexedSeq[Option[io.fermion.core.expr.FilterValue]] = IndexedSeq.empty
+)
 
 /** A compaction of `fragments` (holding `rows` live rows) of version `readVersion`. */
 final case class CompactionPlan(
