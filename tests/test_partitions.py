@@ -274,3 +274,30 @@ def test_hive_style_directories_of_loose_files_read_their_partition_columns(spar
             dict(spark.read.parquet(p).dtypes)["k"] == "string"
     finally:
         spark.conf.unset("spark.sql.sources.partitionColumnTypeInference.enabled")
+
+
+def test_compaction_takes_and_replaced_partitioning(spark, tmp_table, drop):
+    from fermion_spark.dataset import FermionDataset
+    f = tmp_table("f")
+    sample(spark, 0, 10).write.format("fermion").partitionBy("k").save(f)
+    for lo in range(10, 40, 10):
+        sample(spark, lo, lo + 10).write.format("fermion").mode("append").save(f)
+    FermionDataset(spark, f).compact(target_rows=1000)
+    table = spark.read.format("fermion").load(f)
+    same_rows(table, sample(spark))
+    assert "PartitionPruning: 1 of 4 fragments" in explain(table.where("k = 2")), "one fragment per partition"
+    # Takes by row address read partition columns from the fragments too.
+    addresses = [r._rowaddr for r in table.select("_rowaddr", "k").orderBy("_rowaddr").collect()][::7]
+    by_take = spark.read.format("fermion").load(f).where(
+        f"_rowaddr IN ({', '.join(map(str, addresses))})").select("_rowaddr", "id", "k", "d")
+    assert "Take" in explain(by_take)
+    by_scan = table.select("_rowaddr", "id", "k", "d").where(
+        f"_rowaddr IN ({', '.join(map(str, addresses))})")
+    assert rows_of(by_take) == rows_of(by_scan)
+    # CREATE OR REPLACE TABLE ... PARTITIONED BY changes the partitioning in one new version.
+    drop("repart")
+    spark.sql(f"CREATE TABLE repart USING fermion PARTITIONED BY (k) AS SELECT * FROM fermion.`{f}`")
+    spark.sql(f"CREATE OR REPLACE TABLE repart USING fermion PARTITIONED BY (d) AS SELECT * FROM fermion.`{f}`")
+    same_rows(spark.table("repart"), sample(spark))
+    assert "PartitionPruning: 1 of" in explain(spark.table("repart").where("d = DATE'2026-01-01'"))
+    assert spark.table("repart").where("k = 1").count() == sample(spark).where("k = 1").count()
