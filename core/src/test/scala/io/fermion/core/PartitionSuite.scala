@@ -38,7 +38,8 @@ class PartitionSuite extends AnyFunSuite {
   private def fragment(ds: FermionDataset, ids: Seq[Long], values: IndexedSeq[Option[FilterValue]]): Fragment = {
     val (rel, path) = ds.newDataFile()
     val w = FermionFileWriter.create(path, conf, dataSchema, WriterOptions())
-    val root = NestedData.root(dataSchema.fields.map(ArrowSchemaMapping.toArrowField), ids.map(i => IndexedSeq(i)).toIndexedSeq)
+    val root =
+      NestedData.root(dataSchema.fields.map(ArrowSchemaMapping.toArrowField), ids.map(i => IndexedSeq(i)).toIndexedSeq)
     try w.write(root)
     finally { root.close(); w.close() }
     Fragment(0, ids.size.toLong, IndexedSeq(DataFile(rel, IndexedSeq(1))), None, partition = values)
@@ -69,7 +70,11 @@ class PartitionSuite extends AnyFunSuite {
       try it.foreach { batch =>
           val (id, p, r) = (batch.vector(0), batch.vector(1), batch.vector(2))
           (0 until batch.numRows).foreach { i =>
-            rows += ((id.getObject(i).asInstanceOf[Long], p.getObject(i), Option(r.getObject(i)).map(_.toString).orNull))
+            rows += ((
+              id.getObject(i).asInstanceOf[Long],
+              p.getObject(i),
+              Option(r.getObject(i)).map(_.toString).orNull
+            ))
           }
         }
       finally it.close()
@@ -88,10 +93,15 @@ class PartitionSuite extends AnyFunSuite {
     val back = ManifestCodec.decode(bytes, "t", "m")
     assert(back.partitionSpec == spec)
     assert(back.fragments.map(_.partition) == m.fragments.map(_.partition))
-    def minor(b: Array[Byte]) = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getShort(ManifestCodec.Magic.length + 2)
+    def minor(b: Array[Byte]) =
+      ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getShort(ManifestCodec.Magic.length + 2)
     assert(minor(bytes) == 1)
-    val plain = m.copy(partitionSpec = IndexedSeq.empty, fragments = m.fragments.map(_.copy(partition = IndexedSeq.empty)),
-      readerFeatures = 0, writerFeatures = 0)
+    val plain = m.copy(
+      partitionSpec = IndexedSeq.empty,
+      fragments = m.fragments.map(_.copy(partition = IndexedSeq.empty)),
+      readerFeatures = 0,
+      writerFeatures = 0
+    )
     assert(minor(ManifestCodec.encode(plain)) == 0, "unpartitioned manifests are byte for byte minor 0")
     // A section whose values do not fit their column is a damaged manifest.
     val wrong = m.copy(fragments = m.fragments.map(f => f.copy(partition = IndexedSeq(str("x"), str("y")))))
@@ -181,9 +191,18 @@ class PartitionSuite extends AnyFunSuite {
     assert(scan(ds, None)._1.filter(_._2 == null).map(_._1) == Set(500L))
     // Transactions carry the predicate and the values through their bytes.
     val txn = TransactionCodec.decode(
-      TransactionCodec.encode(Transaction(read, "u", Operation.ReplacePartitions(
-        schema, spec, Partitioning.anyOf(spec, Seq(IndexedSeq(int(1), None))), Set(1L), IndexedSeq(replacement), "d"
-      ))),
+      TransactionCodec.encode(Transaction(
+        read,
+        "u",
+        Operation.ReplacePartitions(
+          schema,
+          spec,
+          Partitioning.anyOf(spec, Seq(IndexedSeq(int(1), None))),
+          Set(1L),
+          IndexedSeq(replacement),
+          "d"
+        )
+      )),
       "t",
       "x"
     ).get.operation.asInstanceOf[Operation.ReplacePartitions]
