@@ -307,3 +307,11 @@ def test_compaction_takes_and_replaced_partitioning(spark, tmp_table, drop):
     kept, total = pruning(spark.table("repart").where("d = DATE'2026-01-01'"))
     assert 1 <= kept < total
     assert spark.table("repart").where("k = 1").count() == sample(spark).where("k = 1").count()
+
+
+def test_describe_detail_lists_partition_columns(spark, tmp_table):
+    f = tmp_table("f")
+    sample(spark).write.format("fermion").partitionBy("k", "d").save(f)
+    detail = spark.sql(f"DESCRIBE DETAIL fermion.`{f}`").collect()[0]
+    assert list(detail.partitionColumns) == ["k", "d"]
+    assert "partitions" in detail.tableFeatures

@@ -102,16 +102,18 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val declared = checked(ident, columns, partitions, props)
       val withLocation = locate(ident, props)
       val path = withLocation(TableCatalog.PROP_LOCATION)
-      val existing = FermionTableSchema.of(snapshot(path))
+      val snap = snapshot(path)
+      val existing = FermionTableSchema.of(snap)
       // CREATE TABLE t USING fermion LOCATION '...' without columns: the dataset's; with columns:
       // they must be the dataset's (nullability aside), as Spark checks for its own sources.
+      // Over loose files (no dataset) declared columns may name a subset, as for Parquet.
       val schema = (existing, declared.isEmpty) match {
         case (Some(s), true) => s
         case (None, true) =>
           throw new IllegalArgumentException(
             s"No Fermion dataset at '$path' to take $ident's columns from; declare them"
           )
-        case (Some(s), false) if !FermionTableSchema.sameColumns(s, declared) =>
+        case (Some(s), false) if snap.isDataset && !FermionTableSchema.sameColumns(s, declared) =>
           throw new IllegalArgumentException(
             s"The columns declared for $ident (${declared.toDDL}) are not those of the Fermion dataset at '$path' " +
               s"(${s.toDDL}); declare them as the dataset has them, or leave them out"
@@ -266,7 +268,9 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
     * (nullability, comments, CHAR/VARCHAR), its properties and options. */
   private def catalogTable(ident: Identifier, entry: Table, snap: Snapshot): FermionTable = {
     val declared = StructType(entry.columns().map(columnToField))
-    val schema = FermionTableSchema.of(snap).map(FermionTableSchema.withDeclared(_, declared)).getOrElse(declared)
+    val schema =
+      if (!snap.isDataset && snap.files.nonEmpty && declared.nonEmpty) declared // loose files: the declared columns
+      else FermionTableSchema.of(snap).map(FermionTableSchema.withDeclared(_, declared)).getOrElse(declared)
     val props = entry.properties.asScala.toMap.filter { case (k, _) => !k.equalsIgnoreCase("option.path") }
     new FermionTable(
       locationOf(ident, entry),

@@ -127,6 +127,8 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
       (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureDeletionFiles) != 0) Seq("deletionFiles")
        else Nil) ++
         (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureStableRowIds) != 0) Seq("stableRowIds")
+         else Nil) ++
+        (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeaturePartitions) != 0) Seq("partitions")
          else Nil)
     }
     Seq(Row(
@@ -138,7 +140,7 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
       versions.headOption.map(v => new java.sql.Timestamp(ds.manifest(v).timestampMillis)).orNull,
       m.map(x => new java.sql.Timestamp(x.timestampMillis)).orNull,
       m.map(x => java.lang.Long.valueOf(x.version)).orNull,
-      Seq.empty[String],
+      m.map(_.partitionFields.map(_.name)).getOrElse(IndexedSeq.empty[String]),
       fragments.size.toLong,
       files.size.toLong,
       deletions.size.toLong,
