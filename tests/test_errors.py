@@ -23,9 +23,10 @@ def damage(path, edit):
 
 
 def read_error(spark, path):
+    """The error of reading `path`: its Python class (fermion_spark.errors) and one-line message."""
     with pytest.raises(Exception) as info:
         spark.read.format("fermion").load(path).collect()
-    return str(info.value)
+    return f"{type(info.value).__name__}: {info.value}"
 
 
 def test_unknown_and_invalid_options(spark, tmp_table):
@@ -60,7 +61,7 @@ def test_truncated_file(spark, tmp_table):
     f = write_table(spark, path)
     damage(f, lambda d: d[:-37])
     msg = read_error(spark, path)
-    assert "InvalidFermionFileException" in msg and os.path.basename(f) in msg
+    assert "InvalidFermionFileError" in msg and os.path.basename(f) in msg
 
 
 def test_bytes_missing_from_the_middle(spark, tmp_table):
@@ -68,7 +69,7 @@ def test_bytes_missing_from_the_middle(spark, tmp_table):
     f = write_table(spark, path)
     damage(f, lambda d: d[:1000] + d[9000:])
     msg = read_error(spark, path)
-    assert "FermionOffsetOutOfRangeException" in msg and os.path.basename(f) in msg
+    assert "FermionOffsetOutOfRangeError" in msg and os.path.basename(f) in msg
 
 
 def test_corrupt_page(spark, tmp_table):
@@ -76,7 +77,7 @@ def test_corrupt_page(spark, tmp_table):
     f = write_table(spark, path)
     damage(f, lambda d: d[:500] + bytes([d[500] ^ 0x01]) + d[501:])
     msg = read_error(spark, path)
-    assert "FermionChecksumException" in msg and os.path.basename(f) in msg
+    assert "FermionChecksumError" in msg and os.path.basename(f) in msg
 
 
 def test_newer_format_version(spark, tmp_table):
@@ -84,7 +85,7 @@ def test_newer_format_version(spark, tmp_table):
     f = write_table(spark, path)
     damage(f, lambda d: d[:-8] + bytes([9]) + d[-7:])  # footer: u16 major version at byte 56 of 64
     msg = read_error(spark, path)
-    assert "UnsupportedFermionVersionException" in msg and re.search(r"\b9\.\d+\b", msg)
+    assert "UnsupportedFermionVersionError" in msg and re.search(r"\b9\.\d+\b", msg)
 
 
 def test_not_a_fermion_file(spark, tmp_table):
@@ -95,4 +96,4 @@ def test_not_a_fermion_file(spark, tmp_table):
     with open(os.path.join(path + "-pq", pq), "rb") as src, open(os.path.join(path, "x.fermion"), "wb") as dst:
         dst.write(src.read())
     msg = read_error(spark, path)
-    assert "InvalidFermionFileException" in msg and "x.fermion" in msg
+    assert "InvalidFermionFileError" in msg and "x.fermion" in msg
