@@ -89,6 +89,45 @@ final class FermionFileReader private (
       }
     }
 
+  /** Non-null rows of a top-level column in `stripe` counted from its VALIDITY chunk's bits (for
+    * columns whose CMB records no null count: a string column of empty strings and nulls has
+    * OFFSETS and DATA as USE_DEFAULT). Reads that one chunk only; its pages are checked as a
+    * stripe read checks them. */
+  private[read] def validityCount(column: Int, stripe: Int): Long = {
+    val m = columnMetadata(column).getOrElse(return 0L)
+    val rows = stripes.rowCount(stripe)
+    m.descType(0) match {
+      case DescType.UseDefault => rows.toLong
+      case DescType.ForceNull => 0L
+      case _ =>
+        val len = m.simpleLength(0, stripe)
+        if (len == 0) rows.toLong
+        else if (len == FileLayout.AllNullChunkLength) 0L
+        else {
+          val off = m.simpleOffset(0, stripe)
+          val bytes = bytesAt(off, len, metadata = false)
+          val d = borrowDecoder()
+          try {
+            var slot = 0
+            var set = 0L
+            d.pages.foreachPage(bytes, off, io.fermion.core.encoding.PageValues.Bitmap, rows) { p =>
+              if ((slot & 7) != 0 || p.len != ((p.valueCount + 7L) >>> 3))
+                throw new InvalidFermionFileException(path, off, s"VALIDITY pages of `${schema.fields(column).name}` do not match its slots")
+              set += FermionFileReader.countBits(p.bytes, p.off, p.valueCount)
+              slot += p.valueCount
+            }
+            if (slot != rows)
+              throw new InvalidFermionFileException(
+                path,
+                off,
+                s"VALIDITY chunk of `${schema.fields(column).name}` covers $slot of $rows slots"
+              )
+            set
+          } finally idleDecoders.add(d)
+        }
+    }
+  }
+
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
   private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
     if (offset >= tailStart && offset + len <= tailStart + tail.remaining()) {
@@ -303,6 +342,17 @@ final class StripeFetch private[read] (
 }
 
 object FermionFileReader {
+
+  /** Set bits among the first `bits` bits (LSB-first) of `bytes(off ..)`. */
+  private[read] def countBits(bytes: Array[Byte], off: Int, bits: Int): Long = {
+    var n = 0L
+    var i = 0
+    val whole = bits >>> 3
+    while (i < whole) { n += Integer.bitCount(bytes(off + i) & 0xff); i += 1 }
+    val rest = bits & 7
+    if (rest != 0) n += Integer.bitCount(bytes(off + whole) & ((1 << rest) - 1))
+    n
+  }
 
   /** The bytes of a finished read; its failure rethrown as it was raised (a Fermion error stays typed). */
   private def await(f: java.util.concurrent.CompletableFuture[ByteBuffer]): ByteBuffer =
