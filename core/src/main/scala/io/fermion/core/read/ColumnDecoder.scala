@@ -4,10 +4,10 @@ import java.nio.{ByteBuffer, ByteOrder}
 
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
-import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
+import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, ValueStats}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
 import io.fermion.core.stats.PageStatistics
-import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
+import org.apache.arrow.memory.{ArrowBuf, BufferAllocator, OutOfMemoryException}
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 
@@ -15,7 +15,14 @@ import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
   * int vector of lengths), node by node: each VALIDITY chunk into
   * the node's validity bitmap, OFFSETS (slot lengths) into Arrow offsets by prefix sum (which also
   * gives a list's child its slot count), DATA pages copied into the value buffer at their slot
-  * position. Reading is buffer copying, never a repetition/definition-level state machine. */
+  * position. Reading is buffer copying, never a repetition/definition-level state machine.
+  *
+  * Page headers carry no CRC, so every header is checked against what the CRC-protected CMB says
+  * about its chunk (page sizes and value counts from PageMeta, the chunk's length), and each node's
+  * streams against each other (VALIDITY's null count against the DATA chunk's and pages'
+  * `nullCount`, null slots against zero lengths, decoded values of encoded pages against the page
+  * statistics). A node's slot count is checked against its chunks' page headers before anything is
+  * allocated for it (docs/format.md 15.4, 15.5). */
 final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
@@ -36,11 +43,22 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       cmb match {
         case None => allocateNulls(vector, rows)
         case Some(m) if node.elementsDeferred =>
-          new StripeColumn(m, stripe, chunk, None).fillLengths(node, vector.asInstanceOf[IntVector], rows)
-        case Some(m) => new StripeColumn(m, stripe, chunk, dataPages).fill(node, vector, rows)
+          new StripeColumn(m, stripe, chunk, None, allocator).fillLengths(node, vector.asInstanceOf[IntVector], rows)
+        case Some(m) => new StripeColumn(m, stripe, chunk, dataPages, allocator).fill(node, vector, rows)
       }
       vector
-    } catch { case t: Throwable => vector.close(); throw t }
+    } catch {
+      case e: OutOfMemoryException =>
+        vector.close()
+        throw new InvalidFermionFileException(
+          path,
+          cmb.map(_.chunkOffset(node.firstStream, stripe)).getOrElse(0L),
+          s"column `${node.field.name}` of stripe $stripe needs more memory than the reader's allocator allows " +
+            s"(${e.getMessage}); the file claims more values than its stripe can hold, or the stripe is too large for this reader",
+          e
+        )
+      case t: Throwable => vector.close(); throw t
+    }
   }
 
   private def allocateNulls(v: FieldVector, rows: Int): Unit = {
@@ -62,62 +80,147 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       m: ColumnMetadataBlock,
       stripe: Int,
       chunk: (Long, Long) => ByteBuffer,
-      dataPages: Option[IndexedSeq[SelectedPage]]
+      dataPages: Option[IndexedSeq[SelectedPage]],
+      allocator: BufferAllocator
   ) {
+    private def invalid(at: Long, why: String): Nothing = throw new InvalidFermionFileException(path, at, why)
 
-    /** Calls `f(firstSlot, page)` for each decoded DATA page of `stream`: every page of the chunk,
-      * or only the selected ones, each checked to hold the slots its PageMeta gives. */
-    private def foreachDataPage(
-        stream: Int,
-        kind: PageValues,
-        slots: Int,
-        maxBytes: Long
-    )(f: (Int, DecodedPage) => Unit): Unit =
-      dataPages match {
-        case None =>
-          bytesOf(stream).foreach { case (buf, off) =>
-            var row = 0
-            pages.foreachPage(buf, off, kind, slots, maxBytes) { p => f(row, p); row += p.valueCount }
-            if (row != slots)
-              throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
-          }
-        case Some(selected) =>
-          selected.foreach { sp =>
-            var seen = 0
-            pages.foreachPage(chunk(sp.offset, sp.length), sp.offset, kind, sp.slots, maxBytes) { p =>
-              f(sp.firstSlot, p); seen += p.valueCount
-            }
-            if (seen != sp.slots) throw new InvalidFermionFileException(
-              path,
-              sp.offset,
-              s"DATA page holds $seen values, its PageMeta says ${sp.slots}"
-            )
-          }
-      }
-
+    /** The chunk of `stream` in this stripe, None when it has no bytes. */
     private def bytesOf(stream: Int): Option[(ByteBuffer, Long)] = {
       val len = m.chunkLength(stream, stripe)
       if (len == 0 || (m.descType(stream) == DescType.Simple && len == FileLayout.AllNullChunkLength)) None
       else { val off = m.chunkOffset(stream, stripe); Some((chunk(off, len), off)) }
     }
 
+    private def isFull(stream: Int): Boolean = m.descType(stream) == DescType.Full
+
+    /** What the CMB says about the pages of a FULL chunk (sizes, and value counts where recorded). */
+    private def expectedPages(stream: Int): ExpectedPages = {
+      val n = m.fullNumPages(stream, stripe)
+      if (n <= 1) ExpectedPages.single(m.fullLength(stream, stripe), -1)
+      else {
+        val pool = m.fullPageMetaOffset(stream, stripe)
+        ExpectedPages(
+          Array.tabulate(n)(p => m.pageSize(pool, p).toLong & 0xffffffffL),
+          Array.tabulate(n)(p => m.pageRowCount(pool, p))
+        )
+      }
+    }
+
+    /** Checks, before anything is allocated for a node of `slots` slots, what its chunks' metadata
+      * and page headers say about that count: a damaged length upstream (or a damaged header here)
+      * must not make the reader allocate for values the stripe does not hold. Then the memory the
+      * node's vector needs must fit the allocator. */
+    private def precheck(node: ProjectedNode, slots: Int): Unit = {
+      val v = node.firstStream
+      val vAt = m.chunkOffset(v, stripe)
+      def headerSum(stream: Int, what: String, exact: Boolean): Unit = bytesOf(stream).foreach { case (buf, off) =>
+        val n = pages.headerValueCount(buf, off)
+        if (if (exact) n != slots else n > slots)
+          invalid(off, s"$what pages of `${node.field.name}` hold $n values for its $slots slots")
+      }
+      m.descType(v) match {
+        case DescType.ForceNull => if (slots == 0) invalid(vAt, s"`${node.field.name}` is FORCE_NULL but has no slots")
+        case DescType.Simple =>
+          if (m.simpleLength(v, stripe) == FileLayout.AllNullChunkLength) {
+            if (slots == 0) invalid(vAt, s"`${node.field.name}` is all null in a stripe where it has no slots")
+          } else headerSum(v, "VALIDITY", exact = true)
+        case _ =>
+      }
+      node.field.ownStreamTypes.indices.drop(1).foreach { k =>
+        val s = node.streamOf(k)
+        if (isFull(s)) {
+          val nulls = m.fullNullCount(s, stripe)
+          if (nulls > slots)
+            invalid(m.chunkOffset(s, stripe), s"DATA of `${node.field.name}` counts $nulls nulls in $slots slots")
+          val variable = FermionType.isVariableWidth(node.field.dataType)
+          if (m.fullLength(s, stripe) > 0 && dataPages.isEmpty) {
+            val n = m.fullNumPages(s, stripe)
+            if (n > 1) {
+              val pool = m.fullPageMetaOffset(s, stripe)
+              val total = (0 until n).map(p => m.pageRowCount(pool, p).toLong).sum
+              if (if (variable) total > slots else total != slots)
+                invalid(
+                  m.chunkOffset(s, stripe),
+                  s"DATA pages of `${node.field.name}` record $total values for $slots slots"
+                )
+            } else headerSum(s, "DATA", exact = !variable)
+          }
+        } else if (m.descType(s) == DescType.Simple) headerSum(s, "OFFSETS", exact = true)
+      }
+      val perSlot = node.field.dataType match {
+        case FermionType.Struct => 0.125
+        case FermionType.List | FermionType.Map => 4.125
+        case t if FermionType.isVariableWidth(t) => 4.125
+        case _: FermionType.Decimal => 16.125
+        case FermionType.Bool => 0.25
+        case t => FermionType.fixedWidth(t) + 0.125
+      }
+      val need = (slots * perSlot).toLong
+      val headroom = allocator.getHeadroom
+      if (need > headroom)
+        invalid(
+          vAt,
+          s"`${node.field.name}` has $slots slots in stripe $stripe, needing $need bytes; the reader's allocator has $headroom left"
+        )
+    }
+
+    /** Calls `f(firstSlot, page, pageIndex)` for each decoded DATA page of `stream`: every page of the
+      * chunk, each header checked against the chunk's PageMeta, or only the selected pages, each
+      * checked to hold the slots its PageMeta gives. */
+    private def foreachDataPage(
+        stream: Int,
+        kind: PageValues,
+        slots: Int,
+        maxBytes: Long
+    )(f: (Int, DecodedPage, Int) => Unit): Unit =
+      dataPages match {
+        case None =>
+          bytesOf(stream).foreach { case (buf, off) =>
+            var row = 0
+            var index = 0
+            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream)) { p =>
+              f(row, p, index); row += p.valueCount; index += 1
+            }
+            if (row != slots && kind != PageValues.Variable)
+              invalid(off, s"DATA chunk holds $row values for $slots slots")
+          }
+        case Some(selected) =>
+          selected.foreach { sp =>
+            var seen = 0
+            pages.foreachPage(
+              chunk(sp.offset, sp.length),
+              sp.offset,
+              kind,
+              sp.slots,
+              maxBytes,
+              ExpectedPages.single(sp.length, sp.slots)
+            ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
+            if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
+          }
+      }
+
     def fill(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
+      precheck(node, slots)
       v match {
         case s: StructVector =>
           s.setInitialCapacity(slots)
           s.allocateNew()
+          fillValidity(node, s.getValidityBuffer, slots)
           node.children.zipWithIndex.foreach { case (c, i) =>
             fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots)
           }
         case l: ListVector =>
           l.setInitialCapacity(slots)
           l.allocateNew()
-          val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+          fillValidity(node, l.getValidityBuffer, slots)
+          val offsets = lengthsToOffsets(node, node.streamOf(1), slots, l.getValidityBuffer)
           ColumnDecoder.putInts(l.getOffsetBuffer, offsets, slots + 1)
           val elements = offsets(slots)
           l match {
             case mv: MapVector =>
               val entries = mv.getDataVector.asInstanceOf[StructVector]
+              node.children.foreach(precheck(_, elements))
               entries.setInitialCapacity(elements)
               entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
@@ -131,24 +234,26 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         case vw: BaseVariableWidthVector => fillVariable(node, vw, slots)
         case other => fillFixed(node, other, slots)
       }
-      fillValidity(node, v.getValidityBuffer, slots)
       v.setValueCount(slots)
     }
 
     /** A list or map read without its elements: an int vector of its lengths, with its validity. */
     def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+      precheck(node, slots)
       v.allocateNew(slots)
+      fillValidity(node, v.getValidityBuffer, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, v.getValidityBuffer)
       val lens = new Array[Int](slots)
       var i = 0
       while (i < slots) { lens(i) = offsets(i + 1) - offsets(i); i += 1 }
       ColumnDecoder.putInts(v.getDataBuffer, lens, slots)
-      fillValidity(node, v.getValidityBuffer, slots)
       v.setValueCount(slots)
     }
 
-    /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets. */
-    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int): Array[Int] = {
+    /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets (the caller has
+      * already allocated the node's Arrow buffers for `slots`, so this heap array is never larger
+      * than what the allocator granted). A null slot must have length 0 (docs/format.md 5.3). */
+    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int, validity: ArrowBuf): Array[Int] = {
       val offsets = new Array[Int](slots + 1)
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
@@ -161,69 +266,102 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             val n = lens.get(k)
             acc += n
             if (n < 0 || acc > Int.MaxValue)
-              throw new InvalidFermionFileException(
-                path,
-                off,
-                s"lengths of `${node.field.name}` exceed 2^31 in one stripe"
-              )
+              invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
+            if (n != 0 && !ColumnDecoder.isSet(validity, row + k))
+              invalid(off, s"null slot ${row + k} of `${node.field.name}` has length $n")
             offsets(row + k + 1) = acc.toInt
             k += 1
           }
           row += p.valueCount
         }
-        if (row != slots) throw new InvalidFermionFileException(
-          path,
-          off,
-          s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots"
-        )
+        if (row != slots) invalid(off, s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots")
       }
       offsets
     }
 
+    /** The most bytes the DATA chunk's pages can decode to, from their headers alone. */
+    private def decodableBytes(stream: Int): Long = bytesOf(stream) match {
+      case None => 0L
+      case Some((buf, off)) =>
+        val base = buf.position()
+        var at = base
+        var total = 0L
+        while (at + 20 <= buf.limit()) {
+          val h = io.fermion.core.layout.PageHeader.decode(buf, at)
+          val raw = math.max(0L, h.uncompressedLength.toLong)
+          total = math.min(
+            1L << 50,
+            total + (if (h.encoding == PageEncoding.Plain) raw else raw * math.max(1L, h.valueCount.toLong))
+          )
+          at += 20 + math.max(0, h.storedLength)
+          if (h.storedLength < 0) at = buf.limit()
+        }
+        total
+    }
+
     private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
-      vw.allocateNew(math.max(offsets(slots).toLong, 1L), slots)
-      ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
+      vw.allocateNew(1L, slots)
+      val nulls = fillValidity(node, vw.getValidityBuffer, slots)
       val dataStream = node.streamOf(2)
+      checkNullCount(node, dataStream, nulls, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, vw.getValidityBuffer)
+      val total = offsets(slots).toLong
+      // The value bytes are allocated only once the DATA chunk's pages can hold them.
+      if (dataPages.isEmpty && total > decodableBytes(dataStream))
+        invalid(
+          m.chunkOffset(dataStream, stripe),
+          s"OFFSETS of `${node.field.name}` need $total value bytes, more than its DATA pages hold"
+        )
+      if (total > vw.getDataBuffer.capacity()) vw.reallocDataBuffer(total)
+      ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
-      foreachDataPage(dataStream, PageValues.Variable, slots, offsets(slots).toLong) { (first, p) =>
+      foreachDataPage(dataStream, PageValues.Variable, slots, total) { (first, p, _) =>
         val at = offsets(first).toLong
         if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
-          throw new InvalidFermionFileException(
-            path,
-            m.chunkOffset(dataStream, stripe),
-            "DATA page bytes do not match its OFFSETS"
-          )
+          invalid(m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
         vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
         written += p.len
       }
-      if (dataPages.isEmpty && written != offsets(slots))
-        throw new InvalidFermionFileException(
-          path,
-          m.chunkOffset(dataStream, stripe),
-          s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}"
-        )
+      if (dataPages.isEmpty && written != total)
+        invalid(m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say $total")
       vw.setLastSet(slots - 1)
+    }
+
+    /** The DATA chunk's `nullCount` (and a missing fixed-width chunk's "every slot is null") must
+      * agree with the nulls the node's VALIDITY holds. */
+    private def checkNullCount(node: ProjectedNode, dataStream: Int, nulls: Int, slots: Int): Unit = {
+      if (isFull(dataStream) && m.fullNullCount(dataStream, stripe) != nulls)
+        invalid(
+          m.chunkOffset(dataStream, stripe),
+          s"VALIDITY of `${node.field.name}` holds $nulls nulls, its DATA chunk records ${m.fullNullCount(dataStream, stripe)}"
+        )
+      if (!FermionType.isVariableWidth(node.field.dataType) && m.chunkLength(dataStream, stripe) == 0 && nulls != slots)
+        invalid(
+          m.chunkOffset(node.firstStream, stripe),
+          s"`${node.field.name}` has ${slots - nulls} non-null slots but no DATA bytes in stripe $stripe"
+        )
     }
 
     private def fillFixed(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
       v.setInitialCapacity(slots)
       v.allocateNew()
+      val validity = v.getValidityBuffer
+      val nulls = fillValidity(node, validity, slots)
       val t = node.field.dataType
       val width = FermionType.fixedWidth(t)
       val data = v.getDataBuffer
+      val dataStream = node.streamOf(1)
+      checkNullCount(node, dataStream, nulls, slots)
       // Pages cover every slot (checked); only a stripe without DATA bytes needs zeros.
-      if (m.chunkLength(node.streamOf(1), stripe) == 0) data.setZero(0, data.capacity())
-      val off = m.chunkOffset(node.streamOf(1), stripe)
+      if (m.chunkLength(dataStream, stripe) == 0) data.setZero(0, data.capacity())
+      val off = m.chunkOffset(dataStream, stripe)
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
-      foreachDataPage(node.streamOf(1), kind, slots, Long.MaxValue) { (row, p) =>
+      val multiPage = isFull(dataStream) && m.fullNumPages(dataStream, stripe) > 1
+      val pool = if (multiPage) m.fullPageMetaOffset(dataStream, stripe) else 0
+      foreachDataPage(dataStream, kind, slots, Long.MaxValue) { (row, p, index) =>
         t match {
           case FermionType.Bool =>
-            if ((row & 7) != 0) throw new InvalidFermionFileException(
-              path,
-              off,
-              "boolean DATA page does not start on a multiple of 8 slots"
-            )
+            if ((row & 7) != 0) invalid(off, "boolean DATA page does not start on a multiple of 8 slots")
             expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
             data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
@@ -239,38 +377,132 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             expectLength(p, p.valueCount.toLong * width, off, "DATA")
             data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
         }
+        // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
+        if (multiPage && index >= 0) {
+          val nc = p.valueCount - ColumnDecoder.countSet(validity, row, p.valueCount)
+          if (nc != m.pageNullCount(pool, index))
+            invalid(
+              off,
+              s"DATA page $index of `${node.field.name}` covers $nc nulls, its PageMeta records ${m.pageNullCount(pool, index)}"
+            )
+        }
+        // Encoded pages, and PLAIN pages a damaged header could have misnamed (1- and 2-byte values,
+        // bitmaps), must hold values within their statistics.
+        if (p.encoding != PageEncoding.Plain || width <= 2) {
+          if (multiPage && index >= 0)
+            checkStats(
+              node,
+              t,
+              p,
+              row,
+              validity,
+              m.pageStatsFlags(pool, index),
+              m.pageMin(pool, index),
+              m.pageMax(pool, index),
+              off
+            )
+          else if (!multiPage && isFull(dataStream))
+            checkStats(
+              node,
+              t,
+              p,
+              row,
+              validity,
+              m.fullStatsFlags(dataStream, stripe),
+              m.fullMin(dataStream, stripe),
+              m.fullMax(dataStream, stripe),
+              off
+            )
+        }
       }
     }
 
-    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Unit = {
+    /** Every non-null slot of a decoded page lies within the page's statistics (docs/format.md 7). */
+    private def checkStats(
+        node: ProjectedNode,
+        t: FermionType,
+        p: DecodedPage,
+        row: Int,
+        validity: ArrowBuf,
+        flags: Int,
+        min: Long,
+        max: Long,
+        at: Long
+    ): Unit = {
+      if ((flags & ~ValueStats.KnownFlags) != 0) return
+      val hasMinMax = (flags & ValueStats.HasMinMax) != 0
+      def bad(i: Int, v: String): Nothing =
+        invalid(at, s"value $v in slot ${row + i} of `${node.field.name}` lies outside its page statistics")
+      t match {
+        case FermionType.Float32 | FermionType.Float64 if (flags & ValueStats.DoubleBits) == 0 =>
+        case FermionType.Float32 | FermionType.Float64 =>
+          val lo = java.lang.Double.longBitsToDouble(min)
+          val hi = java.lang.Double.longBitsToDouble(max)
+          var i = 0
+          while (i < p.valueCount) {
+            if (ColumnDecoder.isSet(validity, row + i)) {
+              val d =
+                if (t == FermionType.Float32)
+                  java.lang.Float.intBitsToFloat(PageStatistics.readSigned(p.bytes, p.off + i * 4, 4).toInt).toDouble
+                else java.lang.Double.longBitsToDouble(PageStatistics.readSigned(p.bytes, p.off + i * 8, 8))
+              if (d.isNaN) { if ((flags & ValueStats.HasNaN) == 0) bad(i, "NaN") }
+              else if (!hasMinMax || d < lo || d > hi) bad(i, d.toString)
+            }
+            i += 1
+          }
+        case FermionType.Bool =>
+          var i = 0
+          while (i < p.valueCount) {
+            if (ColumnDecoder.isSet(validity, row + i)) {
+              val b = (p.bytes(p.off + (i >>> 3)) >>> (i & 7)) & 1
+              if (!hasMinMax || b < min || b > max) bad(i, b.toString)
+            }
+            i += 1
+          }
+        case d: FermionType.Decimal if d.storedWidth != 8 =>
+        case _ if FermionType.isVariableWidth(t) =>
+        case _ =>
+          val w = t match { case _: FermionType.Decimal => 8; case other => FermionType.fixedWidth(other) }
+          var i = 0
+          while (i < p.valueCount) {
+            if (ColumnDecoder.isSet(validity, row + i)) {
+              val v = PageStatistics.readSigned(p.bytes, p.off + i * w, w)
+              if (!hasMinMax || v < min || v > max) bad(i, v.toString)
+            }
+            i += 1
+          }
+      }
+    }
+
+    /** Fills the node's validity bitmap and returns its number of null slots. */
+    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Int = {
       val stream = node.firstStream
       val bytes = (slots + 7) >>> 3
       m.descType(stream) match {
-        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes)
-        case DescType.ForceNull => validity.setZero(0, validity.capacity())
+        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes); 0
+        case DescType.ForceNull => validity.setZero(0, validity.capacity()); slots
         case _ =>
           val len = m.simpleLength(stream, stripe)
-          if (len == 0) ColumnDecoder.setAllValid(validity, bytes)
-          else if (len == FileLayout.AllNullChunkLength) validity.setZero(0, validity.capacity())
+          if (len == 0) { ColumnDecoder.setAllValid(validity, bytes); 0 }
+          else if (len == FileLayout.AllNullChunkLength) { validity.setZero(0, validity.capacity()); slots }
           else {
             val off = m.simpleOffset(stream, stripe)
             var row = 0
+            var valid = 0L
             pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
-              if ((row & 7) != 0)
-                throw new InvalidFermionFileException(
-                  path,
-                  off,
-                  s"VALIDITY pages of `${node.field.name}` do not match its slots"
-                )
+              if ((row & 7) != 0) invalid(off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
               expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
               validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+              valid += FermionFileReader.countBits(p.bytes, p.off, p.valueCount)
               row += p.valueCount
             }
-            if (row != slots) throw new InvalidFermionFileException(
-              path,
-              off,
-              s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots"
-            )
+            if (row != slots) invalid(off, s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots")
+            // Bits past the last slot are not checked (5.7.2): clear them so that no consumer sees them.
+            if ((slots & 7) != 0) {
+              val last = (slots >>> 3).toLong
+              validity.setByte(last, validity.getByte(last) & ((1 << (slots & 7)) - 1))
+            }
+            (slots - valid).toInt
           }
       }
     }
@@ -288,16 +520,39 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
 object ColumnDecoder {
 
-  /** Writes `values(0 until n)` little-endian at the start of `buf` in one bulk copy. */
+  /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
+    * bounded buffer. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
-    val bytes = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN)
-    bytes.asIntBuffer().put(values, 0, n)
-    buf.setBytes(0, bytes)
+    val chunk = math.min(n, 1 << 16)
+    if (chunk <= 0) return
+    val bytes = ByteBuffer.allocate(chunk * 4).order(ByteOrder.LITTLE_ENDIAN)
+    var done = 0
+    while (done < n) {
+      val k = math.min(chunk, n - done)
+      bytes.clear()
+      bytes.asIntBuffer().put(values, done, k)
+      bytes.limit(k * 4)
+      buf.setBytes(done.toLong * 4, bytes)
+      done += k
+    }
   }
 
   def setAllValid(buf: ArrowBuf, bytes: Int): Unit = {
     var i = 0
     while (i + 8 <= bytes) { buf.setLong(i.toLong, -1L); i += 8 }
     while (i < bytes) { buf.setByte(i.toLong, 0xff); i += 1 }
+  }
+
+  def isSet(buf: ArrowBuf, i: Int): Boolean = ((buf.getByte((i >>> 3).toLong) >>> (i & 7)) & 1) != 0
+
+  /** Set bits among bits [from, from + n) of `buf`. */
+  def countSet(buf: ArrowBuf, from: Int, n: Int): Int = {
+    var c = 0
+    var i = from
+    val end = from + n
+    while (i < end && (i & 7) != 0) { if (isSet(buf, i)) c += 1; i += 1 }
+    while (i + 8 <= end) { c += Integer.bitCount(buf.getByte((i >>> 3).toLong) & 0xff); i += 8 }
+    while (i < end) { if (isSet(buf, i)) c += 1; i += 1 }
+    c
   }
 }
