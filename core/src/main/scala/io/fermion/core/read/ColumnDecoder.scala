@@ -293,8 +293,9 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             1L << 50,
             total + (if (h.encoding == PageEncoding.Plain) raw else raw * math.max(1L, h.valueCount.toLong))
           )
-          at += 20 + math.max(0, h.storedLength)
-          if (h.storedLength < 0) at = buf.limit()
+          // Headers that do not chain end the walk; decoding the pages reports them.
+          if (h.storedLength < 0 || h.storedLength > buf.limit() - at - 20) at = buf.limit()
+          else at += 20 + h.storedLength
         }
         total
     }

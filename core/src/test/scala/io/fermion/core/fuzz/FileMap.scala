@@ -86,7 +86,8 @@ final class FileMap(val bytes: Array[Byte]) {
   def hasPageCrc: Boolean = footer.hasPageCrc
 
   /** Page payload ranges (what page CRCs protect). */
-  lazy val payloads: IndexedSeq[Region] = pages.map(p => Region(p.payload, p.payload + p.storedLength, "payload")).toIndexedSeq
+  lazy val payloads: IndexedSeq[Region] =
+    pages.map(p => Region(p.payload, p.payload + p.storedLength, "payload")).toIndexedSeq
 
   private def parseSchema(): Unit = {
     var at = schemaAt

@@ -68,13 +68,33 @@ object FuzzCorpus {
           finally r.close()
         Seq(true, false).map { verify =>
           val mode = ReadMode.default.copy(verify = verify)
-          FuzzCase(index, target, s.name, e.props("damage"), fixed, mode, ops, e.bytes, verify && sameShape && e.props("protected").toBoolean)
+          FuzzCase(
+            index,
+            target,
+            s.name,
+            e.props("damage"),
+            fixed,
+            mode,
+            ops,
+            e.bytes,
+            verify && sameShape && e.props("protected").toBoolean
+          )
         }
       }
     } else {
       val shape = FuzzShapes.metadata.find(_.name == e.props("shape"))
       shape.toIndexedSeq.map { s =>
-        FuzzCase(index, target, s.name, e.props("damage"), fixed, ReadMode.default, IndexedSeq.empty, e.bytes, java.util.Arrays.hashCode(s.bytes).toHexString == e.props("shapeHash") && e.props("protected").toBoolean)
+        FuzzCase(
+          index,
+          target,
+          s.name,
+          e.props("damage"),
+          fixed,
+          ReadMode.default,
+          IndexedSeq.empty,
+          e.bytes,
+          java.util.Arrays.hashCode(s.bytes).toHexString == e.props("shapeHash") && e.props("protected").toBoolean
+        )
       }
     }
   }

@@ -12,14 +12,15 @@ import scala.jdk.CollectionConverters._
   * supervisor prints the count of every outcome (typed exception classes, exact reads, ...),
   * lists the bad cases, and saves each to the regression corpus directory given by `--save`. */
 object FuzzMain {
-  private final case class Args(
+  final private case class Args(
       cases: Long = 100000,
       seed: Long = 1,
       from: Long = 0,
       child: Boolean = false,
       save: Option[Path] = None,
       timeoutMillis: Long = 20000,
-      heap: String = "1g"
+      heap: String = "1g",
+      only: Seq[Long] = Nil
   )
 
   private def parse(args: List[String], a: Args = Args()): Args = args match {
@@ -31,14 +32,35 @@ object FuzzMain {
     case "--save" :: d :: rest => parse(rest, a.copy(save = Some(Paths.get(d))))
     case "--timeout-ms" :: n :: rest => parse(rest, a.copy(timeoutMillis = n.toLong))
     case "--heap" :: h :: rest => parse(rest, a.copy(heap = h))
+    case "--only" :: list :: rest => parse(rest, a.copy(only = list.split(",").map(_.trim.toLong).toSeq))
     case other :: _ =>
-      System.err.println(s"unknown argument $other; usage: --cases N --seed S [--save DIR] [--timeout-ms T] [--heap 1g]")
+      System.err.println(
+        s"unknown argument $other; usage: --cases N --seed S [--save DIR] [--timeout-ms T] [--heap 1g]"
+      )
       sys.exit(2)
   }
 
   def main(argv: Array[String]): Unit = {
     val a = parse(argv.toList)
-    if (a.child) child(a) else supervise(a)
+    if (a.child) child(a) else if (a.only.nonEmpty) only(a) else supervise(a)
+  }
+
+  /** Runs the listed cases in this JVM and, with --save, adds every one of them to the corpus
+    * whatever its outcome now (to record cases that failed before a fix). */
+  private def only(a: Args): Unit = {
+    val runner = new FuzzRunner(a.seed, a.timeoutMillis)
+    a.only.foreach { i =>
+      val c = runner.generate(i)
+      val o = runner.run(c)
+      println(s"${c.describe}\n  -> ${o.key} ${o.detail.take(300)}")
+      a.save.foreach { dir =>
+        val hash = FuzzShapes.files.find(_.name == c.shape).map(_.hash)
+          .getOrElse(java.util.Arrays.hashCode(FuzzShapes.metadata.find(_.name == c.shape).get.bytes).toHexString)
+        println(s"saved ${FuzzCorpus.save(dir, c, o, a.seed, hash)}")
+      }
+    }
+    runner.close()
+    sys.exit(0)
   }
 
   private def child(a: Args): Unit = {
@@ -48,7 +70,9 @@ object FuzzMain {
       println(s"S $i")
       val o =
         try runner.run(runner.generate(i))
-        catch { case t: Throwable => Outcome("HARNESS ERROR", bad = true, s"$t at ${t.getStackTrace.take(5).mkString(" < ")}") }
+        catch {
+          case t: Throwable => Outcome("HARNESS ERROR", bad = true, s"$t at ${t.getStackTrace.take(5).mkString(" < ")}")
+        }
       val detail = o.detail.replace('\n', ' ').replace('\t', ' ').take(2000)
       println(s"R $i ${o.bad} ${o.key}\t$detail")
       if (i % 1000 == 999) println(s"P ${runner.peakDamaged} ${runner.peakExact}")
@@ -75,8 +99,18 @@ object FuzzMain {
     var done = 0L
     while (next < a.cases) {
       val cmd = Seq(javaBin, s"-Xmx${a.heap}", "-cp", cp) ++ jvmFlags ++
-        Seq("io.fermion.core.fuzz.FuzzMain", "--child", "--seed", a.seed.toString, "--from", next.toString, "--cases",
-          a.cases.toString, "--timeout-ms", a.timeoutMillis.toString)
+        Seq(
+          "io.fermion.core.fuzz.FuzzMain",
+          "--child",
+          "--seed",
+          a.seed.toString,
+          "--from",
+          next.toString,
+          "--cases",
+          a.cases.toString,
+          "--timeout-ms",
+          a.timeoutMillis.toString
+        )
       val pb = new ProcessBuilder(cmd: _*).redirectError(ProcessBuilder.Redirect.INHERIT)
       val p = pb.start()
       val in = new BufferedReader(new InputStreamReader(p.getInputStream))

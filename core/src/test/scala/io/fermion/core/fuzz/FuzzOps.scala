@@ -64,10 +64,22 @@ sealed trait FuzzOp {
 }
 
 object FuzzOp {
-  private def values(vs: IndexedSeq[FieldVector], rows: Option[Array[Int]]): IndexedSeq[IndexedSeq[AnyRef]] =
+
+  /** Per vector: its value count and a digest of its values (normalized: NaN and -0.0 by bit
+    * pattern), computed value by value so that a huge damaged vector is never materialised. */
+  private def values(vs: IndexedSeq[FieldVector], rows: Option[Array[Int]]): IndexedSeq[(Int, Int)] =
     try vs.map { v =>
         val idx = rows.getOrElse((0 until v.getValueCount).toArray)
-        idx.toIndexedSeq.map(i => TestFiles.normalize(v.getObject(i)))
+        var h = 0x3c6ef372
+        idx.foreach { i =>
+          val x = v match {
+            case vw: org.apache.arrow.vector.BaseVariableWidthVector =>
+              if (vw.isNull(i)) 0 else scala.util.hashing.MurmurHash3.bytesHash(vw.get(i))
+            case _ => TestFiles.normalize(v.getObject(i)).##
+          }
+          h = scala.util.hashing.MurmurHash3.mix(h, x)
+        }
+        (v.getValueCount, scala.util.hashing.MurmurHash3.finalizeHash(h, idx.length))
       }
     finally vs.foreach(_.close())
 
@@ -148,8 +160,18 @@ object FuzzOp {
     case FermionType.Float32 | FermionType.Float64 =>
       FilterValue.Floating(Seq(0.0, -0.0, Double.NaN, 1.5, -1e9, 1e9, rnd.nextGaussian() * 1e6)(rnd.nextInt(7)))
     case FermionType.Utf8 | FermionType.Binary =>
-      FilterValue.Bytes(Seq("", "a", "ab", "zz", "\u00fc", rnd.alphanumeric.take(3).mkString)(rnd.nextInt(6)).getBytes(StandardCharsets.UTF_8))
-    case _ => FilterValue.Integral(Seq(0L, 1L, -1L, Long.MinValue, Long.MaxValue, rnd.nextInt(2000).toLong, rnd.nextLong())(rnd.nextInt(7)))
+      FilterValue.Bytes(Seq("", "a", "ab", "zz", "\u00fc", rnd.alphanumeric.take(3).mkString)(rnd.nextInt(6)).getBytes(
+        StandardCharsets.UTF_8
+      ))
+    case _ => FilterValue.Integral(Seq(
+        0L,
+        1L,
+        -1L,
+        Long.MinValue,
+        Long.MaxValue,
+        rnd.nextInt(2000).toLong,
+        rnd.nextLong()
+      )(rnd.nextInt(7)))
   }
 
   private def predicate(rnd: Random, schema: FermionSchema, cols: IndexedSeq[Int], depth: Int): (FilterExpr, String) = {
@@ -214,7 +236,8 @@ object FuzzOp {
   def all(schema: FermionSchema, stripeRows: IndexedSeq[Int]): IndexedSeq[FuzzOp] = {
     val flatCols = flat(schema)
     val nested = schema.fields.indices.filter(c => FermionType.isNested(schema.fields(c).dataType))
-    val lists = nested.filter(c => Set[FermionType](FermionType.List, FermionType.Map).contains(schema.fields(c).dataType))
+    val lists =
+      nested.filter(c => Set[FermionType](FermionType.List, FermionType.Map).contains(schema.fields(c).dataType))
     IndexedSeq(Describe, Metadata, FullRead) ++ nested.map(Projected(_, lengthsOnly = false)) ++
       lists.map(Projected(_, lengthsOnly = true)) ++
       (if (flatCols.isEmpty) Nil

@@ -188,7 +188,13 @@ object FuzzShapes {
       nullable = true,
       IndexedSeq(
         FermionField("x", 2, FermionType.Utf8, nullable = true),
-        FermionField("l", 3, FermionType.List, nullable = true, IndexedSeq(FermionField("element", 4, FermionType.Decimal(20, 2), true)))
+        FermionField(
+          "l",
+          3,
+          FermionType.List,
+          nullable = true,
+          IndexedSeq(FermionField("element", 4, FermionType.Decimal(20, 2), true))
+        )
       )
     )
   ))
@@ -199,8 +205,12 @@ object FuzzShapes {
       Fragment(
         i + 1L,
         rows,
-        (0 until 1 + rnd.nextInt(3)).map(k => DataFile(s"data/${new java.util.UUID(rnd.nextLong(), rnd.nextLong())}.fermion", IndexedSeq(k))),
-        if (rnd.nextBoolean()) Some(DeletionFile(s"_deletions/$i-3-${rnd.nextLong()}.bin", 1 + rnd.nextInt(2), rows / 3)) else None,
+        (0 until 1 + rnd.nextInt(3)).map(k =>
+          DataFile(s"data/${new java.util.UUID(rnd.nextLong(), rnd.nextLong())}.fermion", IndexedSeq(k))
+        ),
+        if (rnd.nextBoolean())
+          Some(DeletionFile(s"_deletions/$i-3-${rnd.nextLong()}.bin", 1 + rnd.nextInt(2), rows / 3))
+        else None,
         if (rnd.nextBoolean()) Some(rnd.nextInt(1 << 30).toLong) else None
       )
     }
@@ -237,16 +247,31 @@ object FuzzShapes {
       )
     )
     val txns = ops.zipWithIndex.map { case (op, i) =>
-      MetaShape(s"txn-${op.name}", "transaction", TransactionCodec.encode(Transaction(i.toLong, java.util.UUID.randomUUID().toString.map(_ => 'a'), op)))
+      MetaShape(
+        s"txn-${op.name}",
+        "transaction",
+        TransactionCodec.encode(Transaction(i.toLong, java.util.UUID.randomUUID().toString.map(_ => 'a'), op))
+      )
     }
     def bitmap(values: Iterable[Int]): RoaringBitmap = { val b = new RoaringBitmap(); values.foreach(b.add); b }
     val deletions = Seq(
-      MetaShape("deletion-arrow", "deletion-arrow", DeletionFiles.encode(bitmap(Seq(0, 3, 17, 1000, 65537)), DeletionFile.ArrowArray)),
-      MetaShape("deletion-roaring-array", "deletion-roaring", DeletionFiles.encode(bitmap((0 until 3000 by 7)), DeletionFile.RoaringBitmap)),
+      MetaShape(
+        "deletion-arrow",
+        "deletion-arrow",
+        DeletionFiles.encode(bitmap(Seq(0, 3, 17, 1000, 65537)), DeletionFile.ArrowArray)
+      ),
+      MetaShape(
+        "deletion-roaring-array",
+        "deletion-roaring",
+        DeletionFiles.encode(bitmap((0 until 3000 by 7)), DeletionFile.RoaringBitmap)
+      ),
       MetaShape(
         "deletion-roaring-mixed",
         "deletion-roaring",
-        DeletionFiles.encode(bitmap((0 until 9000 by 2) ++ (70000 until 80000) ++ (200000 until 200100 by 3)), DeletionFile.RoaringBitmap)
+        DeletionFiles.encode(
+          bitmap((0 until 9000 by 2) ++ (70000 until 80000) ++ (200000 until 200100 by 3)),
+          DeletionFile.RoaringBitmap
+        )
       )
     )
     manifests ++ txns ++ deletions

@@ -26,7 +26,11 @@ object Mutations {
     var cur = Mutated(map.bytes.clone(), "", IndexedSeq.empty)
     (0 until steps).foreach { _ =>
       val m = one(rnd, map, cur.bytes)
-      cur = Mutated(m.bytes, if (cur.description.isEmpty) m.description else cur.description + "; " + m.description, cur.touched ++ m.touched)
+      cur = Mutated(
+        m.bytes,
+        if (cur.description.isEmpty) m.description else cur.description + "; " + m.description,
+        cur.touched ++ m.touched
+      )
     }
     cur
   }
