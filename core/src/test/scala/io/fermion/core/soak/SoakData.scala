@@ -94,9 +94,15 @@ object SoakData {
       }
       val (firstStripes, firstRows, first) = files.head
       if (firstRows != f.physicalRows)
-        throw new IllegalStateException(s"version ${m.version} fragment ${f.id}: file has $firstRows rows, manifest ${f.physicalRows}")
+        throw new IllegalStateException(
+          s"version ${m.version} fragment ${f.id}: file has $firstRows rows, manifest ${f.physicalRows}"
+        )
       files.drop(1).foreach { case (st, n, _) =>
-        if (n != firstRows || (0 until st.numStripes).map(st.rowCount) != (0 until firstStripes.numStripes).map(firstStripes.rowCount))
+        if (
+          n != firstRows || (0 until st.numStripes).map(st.rowCount) != (0 until firstStripes.numStripes).map(
+            firstStripes.rowCount
+          )
+        )
           throw new IllegalStateException(s"version ${m.version} fragment ${f.id}: column file not aligned")
       }
       val deleted = f.deletion.map(ds.readDeletionFile).getOrElse(new RoaringBitmap())

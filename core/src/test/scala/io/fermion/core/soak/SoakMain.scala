@@ -65,7 +65,8 @@ final class SoakState(val dir: File, ds: FermionDataset) {
       Files.readAllLines(f.toPath, StandardCharsets.UTF_8).asScala.foreach { line =>
         line.split(" ", 5).toList match {
           case "I" :: op :: "append" :: fields :: ids :: Nil =>
-            intents(op.toLong) = Intent.Append(fields.split(",").map(_.toInt).toSet, SoakJournal.parseRanges(ids).toIndexedSeq)
+            intents(op.toLong) =
+              Intent.Append(fields.split(",").map(_.toInt).toSet, SoakJournal.parseRanges(ids).toIndexedSeq)
             kinds(op.toLong) = "append"
           case "I" :: op :: "delete" :: ids :: Nil =>
             intents(op.toLong) = Intent.Delete(SoakJournal.parseRanges(ids).toIndexedSeq); kinds(op.toLong) = "delete"
@@ -129,7 +130,9 @@ final class SoakState(val dir: File, ds: FermionDataset) {
     oks.foreach { case (op, v) =>
       if (chain.contains(v) && chain(v) != op) problems += s"operation $op reported version $v, which holds ${chain(v)}"
     }
-    fails.keys.foreach(op => if (chain.values.exists(_ == op)) problems += s"operation $op reported failure but was published")
+    fails.keys.foreach(op =>
+      if (chain.values.exists(_ == op)) problems += s"operation $op reported failure but was published"
+    )
   }
 }
 
@@ -153,9 +156,25 @@ object SoakMain {
     val args = argv.toSeq
     val code = args.headOption match {
       case Some("crash") =>
-        if (crash(opt(args, "--kills", "300").toInt, dir(args), opt(args, "--seed", "1").toLong, opt(args, "--max-wait-ms", "2500").toLong).ok) 0 else 1
+        if (
+          crash(
+            opt(args, "--kills", "300").toInt,
+            dir(args),
+            opt(args, "--seed", "1").toLong,
+            opt(args, "--max-wait-ms", "2500").toLong
+          ).ok
+        ) 0
+        else 1
       case Some("concurrency") =>
-        if (concurrency(opt(args, "--procs", "4").toInt, opt(args, "--seconds", "600").toInt, dir(args), opt(args, "--seed", "1").toLong).ok) 0 else 1
+        if (
+          concurrency(
+            opt(args, "--procs", "4").toInt,
+            opt(args, "--seconds", "600").toInt,
+            dir(args),
+            opt(args, "--seed", "1").toLong
+          ).ok
+        ) 0
+        else 1
       case _ => System.err.println("usage: crash [--kills N] ... | concurrency [--procs P] [--seconds T] ..."); 2
     }
     sys.exit(code)
@@ -168,11 +187,25 @@ object SoakMain {
 
   final case class Result(ok: Boolean, report: String)
 
-  private def workerCommand(datasetDir: String, journal: File, seed: Long, deadline: Long, cutoff: Long, weights: String): Seq[String] = {
+  private def workerCommand(
+      datasetDir: String,
+      journal: File,
+      seed: Long,
+      deadline: Long,
+      cutoff: Long,
+      weights: String
+  ): Seq[String] = {
     val javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString
     val flags = java.lang.management.ManagementFactory.getRuntimeMXBean.getInputArguments.asScala
       .filter(f => f.startsWith("--add-opens") || f.startsWith("-Dio.netty"))
-    Seq(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path")) ++
+    Seq(
+      javaBin,
+      "-Xmx256m",
+      "-XX:+UseSerialGC",
+      "-XX:TieredStopAtLevel=1",
+      "-cp",
+      System.getProperty("java.class.path")
+    ) ++
       flags ++ Seq(
         "io.fermion.core.soak.SoakWorker",
         datasetDir,
@@ -193,9 +226,22 @@ object SoakMain {
     val ids = (0L until 100L).map(i => (1L << 62) | i)
     val path = s"${DatasetLayout.DataDir}/op1-0.fermion"
     ds.fs.mkdirs(ds.resolvePath(DatasetLayout.DataDir))
-    SoakData.writeFile(ds.resolvePath(path), SoakData.baseSchema, ids, (id, f) => Some(SoakData.value(id, f)), allocator, io.fermion.core.write.WriterOptions())
+    SoakData.writeFile(
+      ds.resolvePath(path),
+      SoakData.baseSchema,
+      ids,
+      (id, f) => Some(SoakData.value(id, f)),
+      allocator,
+      io.fermion.core.write.WriterOptions()
+    )
     journal.append(s"I 1 append 0,1 ${SoakJournal.ranges(ids)}")
-    val m = ds.commit(0, Operation.Append(SoakData.baseSchema, IndexedSeq(Fragment(0, 100, IndexedSeq(DataFile(path, IndexedSeq(0, 1))), None))))
+    val m = ds.commit(
+      0,
+      Operation.Append(
+        SoakData.baseSchema,
+        IndexedSeq(Fragment(0, 100, IndexedSeq(DataFile(path, IndexedSeq(0, 1))), None))
+      )
+    )
     journal.append(s"OK 1 ${m.version}")
     journal.close()
     val state = new SoakState(root, ds)
@@ -216,7 +262,14 @@ object SoakMain {
       round += 1
       val journal = new File(root, f"w$round%05d.journal")
       // Cleanup may remove versions older than the last check (all of them checked by now).
-      val cmd = workerCommand(new File(root, "dataset").toURI.toString, journal, rnd.nextLong(), 0L, verifiedAt - 1, "35,20,12,8,15,10")
+      val cmd = workerCommand(
+        new File(root, "dataset").toURI.toString,
+        journal,
+        rnd.nextLong(),
+        0L,
+        verifiedAt - 1,
+        "35,20,12,8,15,10"
+      )
       val p = new ProcessBuilder(cmd: _*).redirectError(ProcessBuilder.Redirect.INHERIT).start()
       val out = new BufferedReader(new InputStreamReader(p.getInputStream, StandardCharsets.UTF_8))
       val lines = new java.util.concurrent.LinkedBlockingQueue[String]()
@@ -225,14 +278,17 @@ object SoakMain {
       })
       reader.setDaemon(true); reader.start()
       var line = lines.poll(60, java.util.concurrent.TimeUnit.SECONDS)
-      while (line != null && line != "R ready" && line != "EOF") line = lines.poll(60, java.util.concurrent.TimeUnit.SECONDS)
+      while (line != null && line != "R ready" && line != "EOF")
+        line = lines.poll(60, java.util.concurrent.TimeUnit.SECONDS)
       Thread.sleep((rnd.nextDouble() * maxWaitMillis).toLong)
       p.destroyForcibly() // SIGKILL
       p.waitFor()
       reader.join(10000)
       val seen = new java.util.ArrayList[String](); lines.drainTo(seen)
       val last = seen.asScala.filter(_.startsWith("P ")).lastOption
-      val where = last.map { l => val parts = l.split(" "); s"${parts(2)} ${parts(3)}" }.getOrElse("startup")
+      val where = last.map { l =>
+        val parts = l.split(" "); s"${parts(2)} ${parts(3)}"
+      }.getOrElse("startup")
       // 137 = killed by SIGKILL; anything else means the worker died on its own (an exception).
       if (p.exitValue() != 137) {
         exits += 1
@@ -242,7 +298,9 @@ object SoakMain {
       state.verify(allocator)
       verifiedAt = System.currentTimeMillis()
       if (round % 25 == 0 || state.problems.nonEmpty)
-        log(f"[soak] $round kills, latest version ${state.verified}, ${state.model.rows.size} rows, ${state.problems.size} problems, ${(System.nanoTime() - start) / 1e9}%.0f s")
+        log(
+          f"[soak] $round kills, latest version ${state.verified}, ${state.model.rows.size} rows, ${state.problems.size} problems, ${(System.nanoTime() - start) / 1e9}%.0f s"
+        )
       if (state.problems.size > 20) round = kills
     }
     // No writer is left: a cleanup now must remove every unreferenced file and nothing referenced.
@@ -254,7 +312,12 @@ object SoakMain {
       val m = ds.manifest(v)
       m.fragments.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path)) :+ s"${DatasetLayout.TransactionsDir}/${m.transactionFile}"
     }.map(p => ds.resolvePath(p).toUri.getPath).toSet
-    val leftovers = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir, DatasetLayout.VersionsDir).flatMap { d =>
+    val leftovers = Seq(
+      DatasetLayout.DataDir,
+      DatasetLayout.DeletionsDir,
+      DatasetLayout.TransactionsDir,
+      DatasetLayout.VersionsDir
+    ).flatMap { d =>
       val dirPath = ds.resolvePath(d)
       if (!ds.fs.exists(dirPath)) Nil
       else ds.fs.listStatus(dirPath).toSeq.map(_.getPath).filter { p =>
@@ -267,7 +330,8 @@ object SoakMain {
       try SoakData.shapeOf(v, SoakData.readVersion(ds, ds.manifest(v), allocator))
       catch { case e: Exception => state.problems += s"version $v does not read after cleanup: $e" }
     }
-    if (leftovers.nonEmpty) state.problems += s"cleanup left ${leftovers.size} unreferenced files, e.g. ${leftovers.take(3)}"
+    if (leftovers.nonEmpty)
+      state.problems += s"cleanup left ${leftovers.size} unreferenced files, e.g. ${leftovers.take(3)}"
     if (missing.nonEmpty) state.problems += s"cleanup removed ${missing.size} referenced files, e.g. ${missing.take(3)}"
     val committed = state.chain.size
     val report = new StringBuilder
@@ -289,7 +353,14 @@ object SoakMain {
     val rnd = new Random(seed)
     val deadline = System.currentTimeMillis() + seconds * 1000L
     val workers = (1 to procs).map { i =>
-      val cmd = workerCommand(new File(root, "dataset").toURI.toString, new File(root, s"c$i.journal"), rnd.nextLong(), deadline, -1L, "35,20,12,4,0,29")
+      val cmd = workerCommand(
+        new File(root, "dataset").toURI.toString,
+        new File(root, s"c$i.journal"),
+        rnd.nextLong(),
+        deadline,
+        -1L,
+        "35,20,12,4,0,29"
+      )
       new ProcessBuilder(cmd: _*).redirectError(ProcessBuilder.Redirect.INHERIT)
         .redirectOutput(new File(root, s"c$i.out")).start()
     }
@@ -299,12 +370,20 @@ object SoakMain {
     if (versions != (1L to versions.last)) state.problems += "versions are not contiguous (nothing was cleaned up)"
     codes.zipWithIndex.filter(_._1 != 0).foreach { case (c, i) => state.problems += s"worker ${i + 1} exited with $c" }
     // Every success is in the chain once; every failure is a typed conflict.
-    state.oks.foreach { case (op, v) => if (!state.chain.get(v).contains(op)) state.problems += s"operation $op reported version $v but is not there" }
-    state.chain.foreach { case (v, op) => if (v > 1 && !state.oks.contains(op)) state.problems += s"version $v (operation $op) was not reported as a success" }
-    state.fails.foreach { case (op, why) => if (!why.startsWith("conflict")) state.problems += s"operation $op failed untyped: $why" }
+    state.oks.foreach { case (op, v) =>
+      if (!state.chain.get(v).contains(op)) state.problems += s"operation $op reported version $v but is not there"
+    }
+    state.chain.foreach { case (v, op) =>
+      if (v > 1 && !state.oks.contains(op))
+        state.problems += s"version $v (operation $op) was not reported as a success"
+    }
+    state.fails.foreach { case (op, why) =>
+      if (!why.startsWith("conflict")) state.problems += s"operation $op failed untyped: $why"
+    }
     state.reads.foreach { case (v, d, n) =>
       state.digests.get(v) match {
-        case Some((md, mn)) => if (md != d || mn != n) state.problems += s"a reader saw version $v with $n rows (digest $d), the model has $mn rows (digest $md)"
+        case Some((md, mn)) => if (md != d || mn != n)
+            state.problems += s"a reader saw version $v with $n rows (digest $d), the model has $mn rows (digest $md)"
         case None => state.problems += s"a reader saw version $v, which is not in the chain"
       }
     }

@@ -42,7 +42,9 @@ object SoakJournal {
 
   def parseRanges(s: String): Iterator[Long] =
     if (s == "-") Iterator.empty
-    else s.split(",").iterator.flatMap { r => val Array(a, b) = r.split("-"); (a.toLong until b.toLong).iterator }
+    else s.split(",").iterator.flatMap { r =>
+      val Array(a, b) = r.split("-"); (a.toLong until b.toLong).iterator
+    }
 }
 
 /** A soak worker process: runs random dataset operations through the core API (append, delete,
@@ -140,7 +142,14 @@ final class SoakWorker(
     counter += n
     val path = s"${DatasetLayout.DataDir}/op$op-0.fermion"
     phase(op, "append", "write")
-    SoakData.writeFile(ds.resolvePath(path), base.schema, ids, (id, f) => Some(SoakData.value(id, f)), allocator, options())
+    SoakData.writeFile(
+      ds.resolvePath(path),
+      base.schema,
+      ids,
+      (id, f) => Some(SoakData.value(id, f)),
+      allocator,
+      options()
+    )
     val fields = base.schema.fields.map(_.fieldId)
     journal.append(s"I $op append ${fields.mkString(",")} ${SoakJournal.ranges(ids)}")
     val fragment = Fragment(0, n.toLong, IndexedSeq(DataFile(path, fields)), None)
@@ -218,7 +227,12 @@ final class SoakWorker(
       f.id -> DataFile(path, IndexedSeq(k))
     }.toMap
     journal.append(s"I $op addcol $k ${SoakJournal.ranges(covered)}")
-    commit(op, "addcol", base, Operation.AddColumnFiles(FermionSchema(base.schema.fields :+ field), files, s"op=$op add c$k"))
+    commit(
+      op,
+      "addcol",
+      base,
+      Operation.AddColumnFiles(FermionSchema(base.schema.fields :+ field), files, s"op=$op add c$k")
+    )
   }
 
   /** Reads the latest version whole and logs its content digest (checked afterwards against the
