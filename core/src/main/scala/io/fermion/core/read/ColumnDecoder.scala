@@ -418,7 +418,11 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       }
     }
 
-    /** Every non-null slot of a decoded page lies within the page's statistics (docs/format.md 7). */
+    /** A decoded page's values have exactly the page's statistics (docs/format.md 7: `min` and
+      * `max` are the smallest and largest non-null value, HasNaN says whether a NaN was seen). A
+      * header whose encoding byte was damaged can decode to other values of the right length
+      * (e.g. FOR read as DELTA); they are caught here, since such values almost never have the
+      * same smallest and largest value. Strings and 16-byte decimals are not checked. */
     private def checkStats(
         node: ProjectedNode,
         t: FermionType,
@@ -432,13 +436,18 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
     ): Unit = {
       if ((flags & ~ValueStats.KnownFlags) != 0) return
       val hasMinMax = (flags & ValueStats.HasMinMax) != 0
-      def bad(i: Int, v: String): Nothing =
-        invalid(at, s"value $v in slot ${row + i} of `${node.field.name}` lies outside its page statistics")
+      def bad(what: String): Nothing =
+        invalid(
+          at,
+          s"DATA page of `${node.field.name}` at slot $row decodes to $what, other than its statistics record"
+        )
       t match {
         case FermionType.Float32 | FermionType.Float64 if (flags & ValueStats.DoubleBits) == 0 =>
         case FermionType.Float32 | FermionType.Float64 =>
-          val lo = java.lang.Double.longBitsToDouble(min)
-          val hi = java.lang.Double.longBitsToDouble(max)
+          var lo = Double.PositiveInfinity
+          var hi = Double.NegativeInfinity
+          var seen = false
+          var nan = false
           var i = 0
           while (i < p.valueCount) {
             if (ColumnDecoder.isSet(validity, row + i)) {
@@ -446,32 +455,41 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
                 if (t == FermionType.Float32)
                   java.lang.Float.intBitsToFloat(PageStatistics.readSigned(p.bytes, p.off + i * 4, 4).toInt).toDouble
                 else java.lang.Double.longBitsToDouble(PageStatistics.readSigned(p.bytes, p.off + i * 8, 8))
-              if (d.isNaN) { if ((flags & ValueStats.HasNaN) == 0) bad(i, "NaN") }
-              else if (!hasMinMax || d < lo || d > hi) bad(i, d.toString)
+              if (d.isNaN) nan = true
+              else { seen = true; if (d < lo) lo = d; if (d > hi) hi = d }
             }
             i += 1
           }
-        case FermionType.Bool =>
+          if (nan != ((flags & ValueStats.HasNaN) != 0)) bad(if (nan) "a NaN" else "no NaN")
+          if (seen != hasMinMax) bad(if (seen) "values" else "no value")
+          // -0.0 == 0.0: the zeros normalised in the statistics compare equal to either zero.
+          if (seen && (lo != java.lang.Double.longBitsToDouble(min) || hi != java.lang.Double.longBitsToDouble(max)))
+            bad(s"values in [$lo, $hi]")
+        case FermionType.Bool | FermionType.Int8 | FermionType.Int16 | FermionType.Int32 | FermionType.Int64 |
+            FermionType.Date32 | FermionType.Timestamp(_) | FermionType.Decimal(_, _) =>
+          val w = t match {
+            case d: FermionType.Decimal => if (d.storedWidth == 8) 8 else return
+            case FermionType.Bool => 0
+            case other => FermionType.fixedWidth(other)
+          }
+          var lo = Long.MaxValue
+          var hi = Long.MinValue
+          var seen = false
           var i = 0
           while (i < p.valueCount) {
             if (ColumnDecoder.isSet(validity, row + i)) {
-              val b = (p.bytes(p.off + (i >>> 3)) >>> (i & 7)) & 1
-              if (!hasMinMax || b < min || b > max) bad(i, b.toString)
+              val v =
+                if (w == 0) ((p.bytes(p.off + (i >>> 3)) >>> (i & 7)) & 1).toLong
+                else PageStatistics.readSigned(p.bytes, p.off + i * w, w)
+              seen = true
+              if (v < lo) lo = v
+              if (v > hi) hi = v
             }
             i += 1
           }
-        case d: FermionType.Decimal if d.storedWidth != 8 =>
-        case _ if FermionType.isVariableWidth(t) =>
+          if (seen != hasMinMax) bad(if (seen) "values" else "no value")
+          if (seen && (lo != min || hi != max)) bad(s"values in [$lo, $hi] (statistics [$min, $max])")
         case _ =>
-          val w = t match { case _: FermionType.Decimal => 8; case other => FermionType.fixedWidth(other) }
-          var i = 0
-          while (i < p.valueCount) {
-            if (ColumnDecoder.isSet(validity, row + i)) {
-              val v = PageStatistics.readSigned(p.bytes, p.off + i * w, w)
-              if (!hasMinMax || v < min || v > max) bad(i, v.toString)
-            }
-            i += 1
-          }
       }
     }
 

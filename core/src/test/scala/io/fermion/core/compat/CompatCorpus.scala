@@ -39,7 +39,8 @@ object Render {
     case b: Array[Byte] => "\"hex:" + b.map(x => f"${x & 0xff}%02x").mkString + "\""
     case d: java.math.BigDecimal => "\"dec:" + d.toPlainString + "\""
     case t: java.time.LocalDateTime => "\"ldt:" + t + "\""
-    case m: java.util.Map[_, _] => m.asScala.map { case (k, v) => string(k.toString) + ":" + value(v) }.mkString("{", ",", "}")
+    case m: java.util.Map[_, _] =>
+      m.asScala.map { case (k, v) => string(k.toString) + ":" + value(v) }.mkString("{", ",", "}")
     case l: java.util.List[_] => l.asScala.map(value).mkString("[", ",", "]")
     case other => throw new IllegalArgumentException(s"cannot render ${other.getClass}")
   }
@@ -60,7 +61,11 @@ object Render {
   def row(vectors: Seq[FieldVector], i: Int): String = vectors.map(v => value(v.getObject(i))).mkString("[", ",", "]")
 
   /** Every row of a file, read through the current reader. */
-  def fileRows(path: JPath, options: ReaderOptions = ReaderOptions(), columns: Option[IndexedSeq[Int]] = None): IndexedSeq[String] = {
+  def fileRows(
+      path: JPath,
+      options: ReaderOptions = ReaderOptions(),
+      columns: Option[IndexedSeq[Int]] = None
+  ): IndexedSeq[String] = {
     val r = FermionFileReader.open(new Path(path.toUri), TestFiles.conf, options)
     try {
       val cols = columns.getOrElse(r.schema.fields.indices)
@@ -81,9 +86,11 @@ object Render {
       try {
         val deleted = f.deletion.map(ds.readDeletionFile).getOrElse(new RoaringBitmap())
         val where = m.schema.fields.map { field =>
-          readers.indices.iterator.flatMap(k => readers(k).schema.fields.indexWhere(_.fieldId == field.fieldId) match {
-            case -1 => None; case c => Some((k, c))
-          }).nextOption()
+          readers.indices.iterator.flatMap(k =>
+            readers(k).schema.fields.indexWhere(_.fieldId == field.fieldId) match {
+              case -1 => None; case c => Some((k, c))
+            }
+          ).nextOption()
         }
         var base = 0
         (0 until readers.head.numStripes).foreach { s =>
@@ -157,7 +164,12 @@ object CompatCorpus {
       ArrowTestData.randomRoot(flat, 300, 103),
       WriterOptions(encodings = EncodingSet.PlainOnly, pageChecksums = false, compression = PageCodec.None)
     )
-    file(dir, "bloom", ArrowTestData.randomRoot(flat, 600, 104), WriterOptions(stripeMaxRows = 200, bloomFilterColumns = Set("i64", "s")))
+    file(
+      dir,
+      "bloom",
+      ArrowTestData.randomRoot(flat, 600, 104),
+      WriterOptions(stripeMaxRows = 200, bloomFilterColumns = Set("i64", "s"))
+    )
     val rnd = new Random(105)
     val nestedFields = (0 until 4).map(i => NestedData.randomField(rnd, s"n$i", 2 + rnd.nextInt(3)))
     val nestedRows = IndexedSeq.fill(600)(nestedFields.map(f => NestedData.randomValue(rnd, f, 0.2)).toIndexedSeq)
@@ -181,7 +193,10 @@ object CompatCorpus {
   private val datasetFields: Seq[Field] = Seq(
     ArrowTestData.field("id", new ArrowType.Int(64, true), nullable = false),
     ArrowTestData.field("name", ArrowType.Utf8.INSTANCE),
-    ArrowTestData.field("score", new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE)),
+    ArrowTestData.field(
+      "score",
+      new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE)
+    ),
     new Field(
       "tags",
       new FieldType(true, ArrowType.List.INSTANCE, null),
@@ -202,7 +217,9 @@ object CompatCorpus {
     var schema: FermionSchema = null
     def snapshot(v: Long): Unit = {
       val names = schema.fields.map(_.name)
-      val lines = model.toSeq.sortBy(_._1).map { case (_, cols) => names.map(n => cols.getOrElse(n, "null")).mkString("[", ",", "]") }
+      val lines = model.toSeq.sortBy(_._1).map { case (_, cols) =>
+        names.map(n => cols.getOrElse(n, "null")).mkString("[", ",", "]")
+      }
       writeLines(expectedDir.resolve(s"v$v.jsonl"), s"# ${names.mkString(",")}" +: lines)
     }
     def rowsRoot(ids: Seq[Long]): VectorSchemaRoot = {
@@ -231,14 +248,18 @@ object CompatCorpus {
     def append(readVersion: Long, ids: Seq[Long], options: WriterOptions): Manifest = {
       val root = rowsRoot(ids)
       try {
-        val fileSchema = if (schema == null) ArrowSchemaMapping.toFermion(root.getSchema) else SchemaIds.assignFrom(schema, ArrowSchemaMapping.toFermion(root.getSchema))
+        val fileSchema = if (schema == null) ArrowSchemaMapping.toFermion(root.getSchema)
+        else SchemaIds.assignFrom(schema, ArrowSchemaMapping.toFermion(root.getSchema))
         val (rel, abs) = ds.newDataFile()
         val w = FermionFileWriter.create(abs, TestFiles.conf, fileSchema, options)
         w.write(root); w.close()
         record(root)
         val m = ds.commit(
           readVersion,
-          Operation.Append(fileSchema, IndexedSeq(Fragment(0, ids.size.toLong, IndexedSeq(DataFile(rel, fileSchema.fields.map(_.fieldId))), None)))
+          Operation.Append(
+            fileSchema,
+            IndexedSeq(Fragment(0, ids.size.toLong, IndexedSeq(DataFile(rel, fileSchema.fields.map(_.fieldId))), None))
+          )
         )
         schema = m.schema
         m
@@ -251,7 +272,10 @@ object CompatCorpus {
       fragment.deletion.foreach(d => rows.or(ds.readDeletionFile(d)))
       val d = ds.writeDeletionFile(fragment.id, readVersion, rows)
       ids.foreach(model.remove)
-      ds.commit(readVersion, Operation.Delete(IndexedSeq(fragment.copy(deletion = Some(d))), Set.empty, s"${ids.size} rows"))
+      ds.commit(
+        readVersion,
+        Operation.Delete(IndexedSeq(fragment.copy(deletion = Some(d))), Set.empty, s"${ids.size} rows")
+      )
     }
     val m3 = delete(2, v1.fragments.head, Seq(3, 10, 300), Seq(3L, 10L, 300L)); snapshot(3)
     val fragB = m3.fragments(1)
@@ -264,14 +288,18 @@ object CompatCorpus {
       val (layout, ids) =
         try {
           val idCol = r.schema.fields.indexWhere(_.fieldId == 0)
-          ((0 until r.numStripes).map(r.stripes.rowCount), (0 until r.numStripes).flatMap { s =>
-            val v = r.readStripe(s, IndexedSeq(idCol), TestFiles.allocator).head
-            try (0 until v.getValueCount).map(i => v.getObject(i).asInstanceOf[java.lang.Long].longValue)
-            finally v.close()
-          })
+          (
+            (0 until r.numStripes).map(r.stripes.rowCount),
+            (0 until r.numStripes).flatMap { s =>
+              val v = r.readStripe(s, IndexedSeq(idCol), TestFiles.allocator).head
+              try (0 until v.getValueCount).map(i => v.getObject(i).asInstanceOf[java.lang.Long].longValue)
+              finally v.close()
+            }
+          )
         } finally r.close()
       val (rel, abs) = ds.newDataFile()
-      val w = FermionFileWriter.createAligned(abs, TestFiles.conf, FermionSchema(IndexedSeq(bucket)), WriterOptions(), layout)
+      val w =
+        FermionFileWriter.createAligned(abs, TestFiles.conf, FermionSchema(IndexedSeq(bucket)), WriterOptions(), layout)
       val vec = new org.apache.arrow.vector.IntVector("bucket", TestFiles.allocator)
       try {
         vec.allocateNew(ids.size)
@@ -282,7 +310,8 @@ object CompatCorpus {
       ids.foreach(id => model.get(id).foreach(_("bucket") = (id % 7).toString))
       fr.id -> DataFile(rel, IndexedSeq(bucketId))
     }.toMap
-    val m5 = ds.commit(4, Operation.AddColumnFiles(FermionSchema(m4.schema.fields :+ bucket), files, "add columns bucket"))
+    val m5 =
+      ds.commit(4, Operation.AddColumnFiles(FermionSchema(m4.schema.fields :+ bucket), files, "add columns bucket"))
     schema = m5.schema; snapshot(5)
     ds.createTag("with-bucket", 5)
     // v6: rename score -> p (same field id).
@@ -333,7 +362,15 @@ object CompatCorpus {
       w.write(cr); w.close()
       val m7 = ds.commit(
         6,
-        Operation.Compact(m6.fragments.map(_.id).toSet, IndexedSeq(Fragment(0, readBack.size.toLong, IndexedSeq(DataFile(rel, m6.schema.fields.map(_.fieldId))), None)))
+        Operation.Compact(
+          m6.fragments.map(_.id).toSet,
+          IndexedSeq(Fragment(
+            0,
+            readBack.size.toLong,
+            IndexedSeq(DataFile(rel, m6.schema.fields.map(_.fieldId))),
+            None
+          ))
+        )
       )
       schema = m7.schema; snapshot(7)
     } finally cr.close()
@@ -344,7 +381,12 @@ object CompatCorpus {
       val b = new org.apache.arrow.vector.IntVector("bucket", TestFiles.allocator)
       b.allocateNew(ids8.size); ids8.indices.foreach(i => b.set(i, (ids8(i) % 7).toInt)); b.setValueCount(ids8.size)
       val vectors = (0 until root8.getFieldVectors.size).map(root8.getVector) :+ b
-      val fileSchema = SchemaIds.assignFrom(schema, ArrowSchemaMapping.toFermion(new Schema((datasetFields.map(f => if (f.getName == "score") new Field("p", f.getFieldType, f.getChildren) else f) :+ b.getField).asJava)))
+      val fileSchema = SchemaIds.assignFrom(
+        schema,
+        ArrowSchemaMapping.toFermion(new Schema((datasetFields.map(f =>
+          if (f.getName == "score") new Field("p", f.getFieldType, f.getChildren) else f
+        ) :+ b.getField).asJava))
+      )
       val (rel, abs) = ds.newDataFile()
       val w = FermionFileWriter.create(abs, TestFiles.conf, fileSchema, WriterOptions())
       w.write(vectors, ids8.size); w.close()
@@ -353,7 +395,13 @@ object CompatCorpus {
         vectors.foreach(v => cols(if (v.getName == "score") "p" else v.getName) = Render.value(v.getObject(i)))
         model(ids8(i)) = cols
       }
-      ds.commit(7, Operation.Append(fileSchema, IndexedSeq(Fragment(0, ids8.size.toLong, IndexedSeq(DataFile(rel, fileSchema.fields.map(_.fieldId))), None))))
+      ds.commit(
+        7,
+        Operation.Append(
+          fileSchema,
+          IndexedSeq(Fragment(0, ids8.size.toLong, IndexedSeq(DataFile(rel, fileSchema.fields.map(_.fieldId))), None))
+        )
+      )
       snapshot(8)
       b.close()
     } finally root8.close()

@@ -26,7 +26,9 @@ class CompatSuite extends AnyFunSuite {
     Files.readAllLines(p, StandardCharsets.UTF_8).asScala.toIndexedSeq.filter(_.nonEmpty)
 
   private def corpusFiles(v: JPath): IndexedSeq[JPath] =
-    Files.list(v.resolve("files")).iterator.asScala.filter(_.toString.endsWith(".fermion")).toIndexedSeq.sortBy(_.toString)
+    Files.list(v.resolve("files")).iterator.asScala.filter(_.toString.endsWith(".fermion")).toIndexedSeq.sortBy(
+      _.toString
+    )
 
   private def copyWith(src: JPath, name: String)(edit: Array[Byte] => Unit): JPath = {
     val bytes = Files.readAllBytes(src)
@@ -105,7 +107,10 @@ class CompatSuite extends AnyFunSuite {
         assert(Render.datasetRows(ds, m, TestFiles.allocator) == exp.tail, s"version $n rows")
       }
       assert(ds.resolve(None, None, Some("with-bucket")).get.version == 5)
-      assert(ds.manifest(4).fragments.flatMap(_.deletion).map(_.kind).toSet == Set(DeletionFile.ArrowArray, DeletionFile.RoaringBitmap))
+      assert(ds.manifest(4).fragments.flatMap(_.deletion).map(_.kind).toSet == Set(
+        DeletionFile.ArrowArray,
+        DeletionFile.RoaringBitmap
+      ))
     }
   }
 
