@@ -213,8 +213,8 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         case l: ListVector =>
           l.setInitialCapacity(slots)
           l.allocateNew()
-          fillValidity(node, l.getValidityBuffer, slots)
-          val offsets = lengthsToOffsets(node, node.streamOf(1), slots, l.getValidityBuffer)
+          val bits = fillValidity(node, l.getValidityBuffer, slots)
+          val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
           ColumnDecoder.putInts(l.getOffsetBuffer, offsets, slots + 1)
           val elements = offsets(slots)
           l match {
@@ -241,8 +241,8 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
     def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
       precheck(node, slots)
       v.allocateNew(slots)
-      fillValidity(node, v.getValidityBuffer, slots)
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, v.getValidityBuffer)
+      val bits = fillValidity(node, v.getValidityBuffer, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
       val lens = new Array[Int](slots)
       var i = 0
       while (i < slots) { lens(i) = offsets(i + 1) - offsets(i); i += 1 }
@@ -253,7 +253,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
     /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets (the caller has
       * already allocated the node's Arrow buffers for `slots`, so this heap array is never larger
       * than what the allocator granted). A null slot must have length 0 (docs/format.md 5.3). */
-    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int, validity: ArrowBuf): Array[Int] = {
+    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int, validity: Bits): Array[Int] = {
       val offsets = new Array[Int](slots + 1)
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
@@ -267,7 +267,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             acc += n
             if (n < 0 || acc > Int.MaxValue)
               invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
-            if (n != 0 && !ColumnDecoder.isSet(validity, row + k))
+            if (n != 0 && !validity.isSet(row + k))
               invalid(off, s"null slot ${row + k} of `${node.field.name}` has length $n")
             offsets(row + k + 1) = acc.toInt
             k += 1
@@ -302,10 +302,10 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
     private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
       vw.allocateNew(1L, slots)
-      val nulls = fillValidity(node, vw.getValidityBuffer, slots)
+      val bits = fillValidity(node, vw.getValidityBuffer, slots)
       val dataStream = node.streamOf(2)
-      checkNullCount(node, dataStream, nulls, slots)
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, vw.getValidityBuffer)
+      checkNullCount(node, dataStream, bits.nulls, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
       val total = offsets(slots).toLong
       // The value bytes are allocated only once the DATA chunk's pages can hold them.
       if (dataPages.isEmpty && total > decodableBytes(dataStream))
@@ -346,8 +346,8 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
     private def fillFixed(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
       v.setInitialCapacity(slots)
       v.allocateNew()
-      val validity = v.getValidityBuffer
-      val nulls = fillValidity(node, validity, slots)
+      val validity = fillValidity(node, v.getValidityBuffer, slots)
+      val nulls = validity.nulls
       val t = node.field.dataType
       val width = FermionType.fixedWidth(t)
       val data = v.getDataBuffer
@@ -380,7 +380,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         }
         // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
         if (multiPage && index >= 0) {
-          val nc = p.valueCount - ColumnDecoder.countSet(validity, row, p.valueCount)
+          val nc = p.valueCount - validity.count(row, p.valueCount)
           if (nc != m.pageNullCount(pool, index))
             invalid(
               off,
@@ -428,7 +428,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         t: FermionType,
         p: DecodedPage,
         row: Int,
-        validity: ArrowBuf,
+        validity: Bits,
         flags: Int,
         min: Long,
         max: Long,
@@ -448,13 +448,14 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
           var hi = Double.NegativeInfinity
           var seen = false
           var nan = false
+          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
+          val single = t == FermionType.Float32
           var i = 0
           while (i < p.valueCount) {
-            if (ColumnDecoder.isSet(validity, row + i)) {
+            if (validity.isSet(row + i)) {
               val d =
-                if (t == FermionType.Float32)
-                  java.lang.Float.intBitsToFloat(PageStatistics.readSigned(p.bytes, p.off + i * 4, 4).toInt).toDouble
-                else java.lang.Double.longBitsToDouble(PageStatistics.readSigned(p.bytes, p.off + i * 8, 8))
+                if (single) java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
+                else java.lang.Double.longBitsToDouble(bb.getLong(p.off + i * 8))
               if (d.isNaN) nan = true
               else { seen = true; if (d < lo) lo = d; if (d > hi) hi = d }
             }
@@ -475,17 +476,17 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
           var lo = Long.MaxValue
           var hi = Long.MinValue
           var seen = false
+          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
+          val n = p.valueCount
+          val base = p.off
+          @inline def take(v: Long): Unit = { seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
           var i = 0
-          while (i < p.valueCount) {
-            if (ColumnDecoder.isSet(validity, row + i)) {
-              val v =
-                if (w == 0) ((p.bytes(p.off + (i >>> 3)) >>> (i & 7)) & 1).toLong
-                else PageStatistics.readSigned(p.bytes, p.off + i * w, w)
-              seen = true
-              if (v < lo) lo = v
-              if (v > hi) hi = v
-            }
-            i += 1
+          w match {
+            case 0 => while (i < n) { if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1 }
+            case 1 => while (i < n) { if (validity.isSet(row + i)) take(p.bytes(base + i).toLong); i += 1 }
+            case 2 => while (i < n) { if (validity.isSet(row + i)) take(bb.getShort(base + 2 * i).toLong); i += 1 }
+            case 4 => while (i < n) { if (validity.isSet(row + i)) take(bb.getInt(base + 4 * i).toLong); i += 1 }
+            case _ => while (i < n) { if (validity.isSet(row + i)) take(bb.getLong(base + 8 * i)); i += 1 }
           }
           if (seen != hasMinMax) bad(if (seen) "values" else "no value")
           if (seen && (lo != min || hi != max)) bad(s"values in [$lo, $hi] (statistics [$min, $max])")
@@ -493,35 +494,33 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       }
     }
 
-    /** Fills the node's validity bitmap and returns its number of null slots. */
-    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Int = {
+    /** Fills the node's validity bitmap; returns it (a heap copy, for the cross-checks) with its
+      * number of null slots. */
+    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Bits = {
       val stream = node.firstStream
       val bytes = (slots + 7) >>> 3
       m.descType(stream) match {
-        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes); 0
-        case DescType.ForceNull => validity.setZero(0, validity.capacity()); slots
+        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes); Bits.allValid(slots)
+        case DescType.ForceNull => validity.setZero(0, validity.capacity()); Bits.allNull(slots)
         case _ =>
           val len = m.simpleLength(stream, stripe)
-          if (len == 0) { ColumnDecoder.setAllValid(validity, bytes); 0 }
-          else if (len == FileLayout.AllNullChunkLength) { validity.setZero(0, validity.capacity()); slots }
+          if (len == 0) { ColumnDecoder.setAllValid(validity, bytes); Bits.allValid(slots) }
+          else if (len == FileLayout.AllNullChunkLength) { validity.setZero(0, validity.capacity()); Bits.allNull(slots) }
           else {
             val off = m.simpleOffset(stream, stripe)
+            val heap = new Array[Byte](bytes) // the Arrow buffer of this size is already allocated
             var row = 0
-            var valid = 0L
             pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
               if ((row & 7) != 0) invalid(off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
               expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
-              validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
-              valid += FermionFileReader.countBits(p.bytes, p.off, p.valueCount)
+              System.arraycopy(p.bytes, p.off, heap, row >>> 3, (p.valueCount + 7) >>> 3)
               row += p.valueCount
             }
             if (row != slots) invalid(off, s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots")
             // Bits past the last slot are not checked (5.7.2): clear them so that no consumer sees them.
-            if ((slots & 7) != 0) {
-              val last = (slots >>> 3).toLong
-              validity.setByte(last, validity.getByte(last) & ((1 << (slots & 7)) - 1))
-            }
-            (slots - valid).toInt
+            if ((slots & 7) != 0) heap(bytes - 1) = (heap(bytes - 1) & ((1 << (slots & 7)) - 1)).toByte
+            validity.setBytes(0, heap, 0, bytes)
+            Bits.of(heap, slots)
           }
       }
     }
@@ -562,16 +561,33 @@ object ColumnDecoder {
     while (i < bytes) { buf.setByte(i.toLong, 0xff); i += 1 }
   }
 
-  def isSet(buf: ArrowBuf, i: Int): Boolean = ((buf.getByte((i >>> 3).toLong) >>> (i & 7)) & 1) != 0
+}
 
-  /** Set bits among bits [from, from + n) of `buf`. */
-  def countSet(buf: ArrowBuf, from: Int, n: Int): Int = {
-    var c = 0
-    var i = from
-    val end = from + n
-    while (i < end && (i & 7) != 0) { if (isSet(buf, i)) c += 1; i += 1 }
-    while (i + 8 <= end) { c += Integer.bitCount(buf.getByte((i >>> 3).toLong) & 0xff); i += 8 }
-    while (i < end) { if (isSet(buf, i)) c += 1; i += 1 }
-    c
+/** A node's validity in one stripe, as the cross-checks read it: all valid, all null, or a bitmap. */
+final class Bits private (val slots: Int, val nulls: Int, bits: Array[Byte]) {
+  def isSet(i: Int): Boolean = if (bits == null) nulls == 0 else ((bits(i >>> 3) >>> (i & 7)) & 1) != 0
+
+  /** Set bits among [from, from + n). */
+  def count(from: Int, n: Int): Int =
+    if (bits == null) (if (nulls == 0) n else 0)
+    else {
+      var c = 0
+      var i = from
+      val end = from + n
+      while (i < end && (i & 7) != 0) { if (isSet(i)) c += 1; i += 1 }
+      while (i + 8 <= end) { c += Integer.bitCount(bits(i >>> 3) & 0xff); i += 8 }
+      while (i < end) { if (isSet(i)) c += 1; i += 1 }
+      c
+    }
+}
+
+object Bits {
+  def allValid(slots: Int): Bits = new Bits(slots, 0, null)
+  def allNull(slots: Int): Bits = new Bits(slots, slots, null)
+  def of(bits: Array[Byte], slots: Int): Bits = {
+    var set = 0L
+    var i = 0
+    while (i < bits.length) { set += Integer.bitCount(bits(i) & 0xff); i += 1 }
+    new Bits(slots, (slots - set).toInt, bits)
   }
 }
