@@ -75,10 +75,10 @@ object FuzzMain {
         }
       val detail = o.detail.replace('\n', ' ').replace('\t', ' ').take(2000)
       println(s"R $i ${o.bad} ${o.key}\t$detail")
-      if (i % 1000 == 999) println(s"P ${runner.peakDamaged} ${runner.peakExact}")
+      if (i % 1000 == 999) println(s"P ${runner.peakDamaged} ${runner.peakExact} ${runner.slowestMillis}")
       i += 1
     }
-    println(s"P ${runner.peakDamaged} ${runner.peakExact}")
+    println(s"P ${runner.peakDamaged} ${runner.peakExact} ${runner.slowestMillis}")
     System.out.flush()
     runner.close()
     sys.exit(0)
@@ -94,6 +94,7 @@ object FuzzMain {
     val bad = scala.collection.mutable.ArrayBuffer.empty[(Long, String, String)]
     var peakDamaged = 0L
     var peakExact = 0L
+    var slowest = 0L
     var next = a.from
     var crashes = 0
     var done = 0L
@@ -133,8 +134,9 @@ object FuzzMain {
             if (done % 10000 == 0)
               System.err.println(f"[fuzz] $done%,d cases, ${(System.nanoTime() - start) / 1e9}%.0f s")
           case Array("P", rest) =>
-            val Array(d, e) = rest.split(" ")
+            val Array(d, e, t) = rest.split(" ")
             peakDamaged = math.max(peakDamaged, d.toLong); peakExact = math.max(peakExact, e.toLong)
+            slowest = math.max(slowest, t.toLong)
           case _ => System.err.println(line)
         }
         line = in.readLine()
@@ -155,7 +157,7 @@ object FuzzMain {
     println(f"Fermion reader fuzz: seed ${a.seed}, cases ${a.from} until ${a.cases} (${done}%,d run) in $secs%.0f s")
     counts.foreach { case (k, n) => println(f"  ${k.padTo(w, ' ')}  $n%,d") }
     println(f"  ${"total".padTo(w, ' ')}  ${counts.values.sum}%,d")
-    println(f"largest Arrow allocation of one case: $peakDamaged%,d bytes (of an exact read: $peakExact%,d bytes)")
+    println(f"largest Arrow allocation of one case: $peakDamaged%,d bytes (of an exact read: $peakExact%,d bytes); slowest case: $slowest%,d ms (limit ${a.timeoutMillis}%,d ms)")
     println(s"bad cases: ${bad.size} (untyped exceptions, wrong results without error, hangs, leaks, JVM crashes)")
     bad.take(200).foreach { case (i, k, d) => println(s"  case $i: $k: ${d.take(500)}") }
     a.save.foreach { dir =>

@@ -64,6 +64,9 @@ final class FuzzRunner(seed: Long, timeoutMillis: Long = 20000, memoryLimit: Lon
   var peakDamaged = 0L
   var peakExact = 0L
 
+  /** The longest any case took, in milliseconds. */
+  var slowestMillis = 0L
+
   def random(index: Long): Random = new Random(seed * 0x9e3779b97f4a7c15L + index * 0xbf58476d1ce4e5b9L)
 
   def generate(index: Long): FuzzCase = {
@@ -92,8 +95,13 @@ final class FuzzRunner(seed: Long, timeoutMillis: Long = 20000, memoryLimit: Lon
 
   def run(c: FuzzCase): Outcome = {
     val task: Callable[Outcome] = () => execute(c)
+    val started = System.nanoTime()
     val f = worker.submit(task)
-    try f.get(timeoutMillis, TimeUnit.MILLISECONDS)
+    try {
+      val o = f.get(timeoutMillis, TimeUnit.MILLISECONDS)
+      slowestMillis = math.max(slowestMillis, (System.nanoTime() - started) / 1000000L)
+      o
+    }
     catch {
       case _: TimeoutException =>
         f.cancel(true)
