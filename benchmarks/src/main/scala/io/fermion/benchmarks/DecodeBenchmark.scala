@@ -38,7 +38,9 @@ object DecodeBenchmark {
     }
     (0 until 5).foreach(_ => once())
     val times = (0 until 15).map(_ => once()).sorted
-    println(f"decode of ${Files.size(file)}%,d bytes: median ${times(7) / 1e6}%.1f ms (min ${times.head / 1e6}%.1f, max ${times.last / 1e6}%.1f)")
+    println(
+      f"decode of ${Files.size(file)}%,d bytes: median ${times(7) / 1e6}%.1f ms (min ${times.head / 1e6}%.1f, max ${times.last / 1e6}%.1f)"
+    )
   }
 
   private def write(file: java.nio.file.Path, conf: Configuration, allocator: RootAllocator): Unit = {
@@ -60,10 +62,13 @@ object DecodeBenchmark {
         (0 until batch).foreach { i =>
           val row = start + i
           def nul = rnd.nextInt(5) == 0
-          if (nul) root.getVector(0).asInstanceOf[BigIntVector].setNull(i) else root.getVector(0).asInstanceOf[BigIntVector].setSafe(i, rnd.nextLong())
+          if (nul) root.getVector(0).asInstanceOf[BigIntVector].setNull(i)
+          else root.getVector(0).asInstanceOf[BigIntVector].setSafe(i, rnd.nextLong())
           root.getVector(1).asInstanceOf[BigIntVector].setSafe(i, row * 3L)
-          if (nul) root.getVector(2).asInstanceOf[TinyIntVector].setNull(i) else root.getVector(2).asInstanceOf[TinyIntVector].setSafe(i, rnd.nextInt(7))
-          if (nul) root.getVector(3).asInstanceOf[Float8Vector].setNull(i) else root.getVector(3).asInstanceOf[Float8Vector].setSafe(i, rnd.nextGaussian())
+          if (nul) root.getVector(2).asInstanceOf[TinyIntVector].setNull(i)
+          else root.getVector(2).asInstanceOf[TinyIntVector].setSafe(i, rnd.nextInt(7))
+          if (nul) root.getVector(3).asInstanceOf[Float8Vector].setNull(i)
+          else root.getVector(3).asInstanceOf[Float8Vector].setSafe(i, rnd.nextGaussian())
           if (nul) root.getVector(4).asInstanceOf[VarCharVector].setNull(i)
           else root.getVector(4).asInstanceOf[VarCharVector].setSafe(i, s"city-${rnd.nextInt(40)}".getBytes("UTF-8"))
         }

@@ -482,7 +482,9 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
           @inline def take(v: Long): Unit = { seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
           var i = 0
           w match {
-            case 0 => while (i < n) { if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1 }
+            case 0 => while (i < n) {
+                if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1
+              }
             case 1 => while (i < n) { if (validity.isSet(row + i)) take(p.bytes(base + i).toLong); i += 1 }
             case 2 => while (i < n) { if (validity.isSet(row + i)) take(bb.getShort(base + 2 * i).toLong); i += 1 }
             case 4 => while (i < n) { if (validity.isSet(row + i)) take(bb.getInt(base + 4 * i).toLong); i += 1 }
@@ -505,8 +507,9 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         case _ =>
           val len = m.simpleLength(stream, stripe)
           if (len == 0) { ColumnDecoder.setAllValid(validity, bytes); Bits.allValid(slots) }
-          else if (len == FileLayout.AllNullChunkLength) { validity.setZero(0, validity.capacity()); Bits.allNull(slots) }
-          else {
+          else if (len == FileLayout.AllNullChunkLength) {
+            validity.setZero(0, validity.capacity()); Bits.allNull(slots)
+          } else {
             val off = m.simpleOffset(stream, stripe)
             val heap = new Array[Byte](bytes) // the Arrow buffer of this size is already allocated
             var row = 0

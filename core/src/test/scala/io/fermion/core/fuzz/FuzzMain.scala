@@ -74,6 +74,8 @@ object FuzzMain {
           case t: Throwable => Outcome("HARNESS ERROR", bad = true, s"$t at ${t.getStackTrace.take(5).mkString(" < ")}")
         }
       val detail = o.detail.replace('\n', ' ').replace('\t', ' ').take(2000)
+      if (runner.lastPeak > (8L << 20)) println(s"M $i ${runner.lastPeak}")
+      runner.lastPeak = 0
       println(s"R $i ${o.bad} ${o.key}\t$detail")
       if (i % 1000 == 999) println(s"P ${runner.peakDamaged} ${runner.peakExact} ${runner.slowestMillis}")
       i += 1
@@ -95,6 +97,7 @@ object FuzzMain {
     var peakDamaged = 0L
     var peakExact = 0L
     var slowest = 0L
+    var largest = (-1L, 0L)
     var next = a.from
     var crashes = 0
     var done = 0L
@@ -133,6 +136,9 @@ object FuzzMain {
             running = -1
             if (done % 10000 == 0)
               System.err.println(f"[fuzz] $done%,d cases, ${(System.nanoTime() - start) / 1e9}%.0f s")
+          case Array("M", rest) =>
+            val Array(i, peak) = rest.split(" ")
+            if (peak.toLong > largest._2) largest = (i.toLong, peak.toLong)
           case Array("P", rest) =>
             val Array(d, e, t) = rest.split(" ")
             peakDamaged = math.max(peakDamaged, d.toLong); peakExact = math.max(peakExact, e.toLong)
@@ -157,7 +163,11 @@ object FuzzMain {
     println(f"Fermion reader fuzz: seed ${a.seed}, cases ${a.from} until ${a.cases} (${done}%,d run) in $secs%.0f s")
     counts.foreach { case (k, n) => println(f"  ${k.padTo(w, ' ')}  $n%,d") }
     println(f"  ${"total".padTo(w, ' ')}  ${counts.values.sum}%,d")
-    println(f"largest Arrow allocation of one case: $peakDamaged%,d bytes (of an exact read: $peakExact%,d bytes); slowest case: $slowest%,d ms (limit ${a.timeoutMillis}%,d ms)")
+    println(
+      f"largest Arrow allocation of one case: $peakDamaged%,d bytes (of an exact read: $peakExact%,d bytes); slowest case: $slowest%,d ms (limit ${a.timeoutMillis}%,d ms)"
+    )
+    if (largest._1 >= 0)
+      println(f"  (the largest allocation above 8 MiB was case ${largest._1}: ${largest._2}%,d bytes)")
     println(s"bad cases: ${bad.size} (untyped exceptions, wrong results without error, hangs, leaks, JVM crashes)")
     bad.take(200).foreach { case (i, k, d) => println(s"  case $i: $k: ${d.take(500)}") }
     a.save.foreach { dir =>

@@ -67,6 +67,9 @@ final class FuzzRunner(seed: Long, timeoutMillis: Long = 20000, memoryLimit: Lon
   /** The longest any case took, in milliseconds. */
   var slowestMillis = 0L
 
+  /** The Arrow allocation peak of the last case. */
+  var lastPeak = 0L
+
   def random(index: Long): Random = new Random(seed * 0x9e3779b97f4a7c15L + index * 0xbf58476d1ce4e5b9L)
 
   def generate(index: Long): FuzzCase = {
@@ -101,8 +104,7 @@ final class FuzzRunner(seed: Long, timeoutMillis: Long = 20000, memoryLimit: Lon
       val o = f.get(timeoutMillis, TimeUnit.MILLISECONDS)
       slowestMillis = math.max(slowestMillis, (System.nanoTime() - started) / 1000000L)
       o
-    }
-    catch {
+    } catch {
       case _: TimeoutException =>
         f.cancel(true)
         worker.shutdownNow()
@@ -168,6 +170,7 @@ final class FuzzRunner(seed: Long, timeoutMillis: Long = 20000, memoryLimit: Lon
     val leaked = alloc.getAllocatedMemory
     val peak = alloc.getPeakMemoryAllocation
     synchronized {
+      lastPeak = peak
       peakDamaged = math.max(peakDamaged, peak)
       if (outcome == Outcome.Exact) peakExact = math.max(peakExact, peak)
     }

@@ -149,6 +149,20 @@ final class SoakState(val dir: File, ds: FermionDataset) {
   *    sum of the operations that reported success, each exactly once and in version order, every
   *    failure must be the typed commit conflict, and every read must have seen a whole version. */
 object SoakMain {
+
+  /** Phases a kill is aimed at (operation, phase as the worker announces it). */
+  val targets: IndexedSeq[(String, String)] = IndexedSeq(
+    ("append", "write"),
+    ("append", "commit"),
+    ("delete", "write"),
+    ("delete", "commit"),
+    ("compact", "write"),
+    ("compact", "commit"),
+    ("addcol", "write"),
+    ("addcol", "commit"),
+    ("cleanup", "start")
+  )
+
   private def opt(args: Seq[String], name: String, default: String): String =
     args.sliding(2).collectFirst { case Seq(`name`, v) => v }.getOrElse(default)
 
@@ -268,25 +282,45 @@ object SoakMain {
         rnd.nextLong(),
         0L,
         verifiedAt - 1,
-        "35,20,12,8,15,10"
+        "30,18,14,16,14,8"
       )
       val p = new ProcessBuilder(cmd: _*).redirectError(ProcessBuilder.Redirect.INHERIT).start()
       val out = new BufferedReader(new InputStreamReader(p.getInputStream, StandardCharsets.UTF_8))
       val lines = new java.util.concurrent.LinkedBlockingQueue[String]()
       val reader = new Thread(() => {
-        var l = out.readLine(); while (l != null) { lines.put(l); l = out.readLine() }; lines.put("EOF")
+        // The JDK may close the pipe once the killed process is reaped: that ends the reading too.
+        try { var l = out.readLine(); while (l != null) { lines.put(l); l = out.readLine() } }
+        catch { case _: java.io.IOException => }
+        lines.put("EOF")
       })
       reader.setDaemon(true); reader.start()
-      var line = lines.poll(60, java.util.concurrent.TimeUnit.SECONDS)
-      while (line != null && line != "R ready" && line != "EOF")
-        line = lines.poll(60, java.util.concurrent.TimeUnit.SECONDS)
-      Thread.sleep((rnd.nextDouble() * maxWaitMillis).toLong)
+      var lastPhase: Option[String] = None
+      def take(millis: Long): String = {
+        val l = lines.poll(millis, java.util.concurrent.TimeUnit.MILLISECONDS)
+        if (l != null && l.startsWith("P ")) lastPhase = Some(l)
+        l
+      }
+      var line = take(60000)
+      while (line != null && line != "R ready" && line != "EOF") line = take(60000)
+      if (rnd.nextInt(10) < 6) {
+        // Aimed: at the moment a chosen phase of a chosen operation starts (a commit, a cleanup,
+        // a write), plus up to 30 ms, so that kills land inside short windows too.
+        val (kind, phase) = SoakMain.targets(rnd.nextInt(SoakMain.targets.size))
+        val deadline = System.currentTimeMillis() + 20000
+        var hit = false
+        while (!hit && System.currentTimeMillis() < deadline) {
+          val l = take(200)
+          if (l == "EOF") hit = true
+          else if (l != null && l.startsWith("P ")) { val ps = l.split(" "); hit = ps(2) == kind && ps(3) == phase }
+        }
+        Thread.sleep(rnd.nextInt(31).toLong)
+      } else Thread.sleep((rnd.nextDouble() * maxWaitMillis).toLong)
       p.destroyForcibly() // SIGKILL
       p.waitFor()
       reader.join(10000)
-      val seen = new java.util.ArrayList[String](); lines.drainTo(seen)
-      val last = seen.asScala.filter(_.startsWith("P ")).lastOption
-      val where = last.map { l =>
+      var rest = take(0)
+      while (rest != null) rest = take(0)
+      val where = lastPhase.map { l =>
         val parts = l.split(" "); s"${parts(2)} ${parts(3)}"
       }.getOrElse("startup")
       // 137 = killed by SIGKILL; anything else means the worker died on its own (an exception).

@@ -101,7 +101,7 @@ final class SoakWorker(
       case "append" => append(op, base)
       case "delete" => delete(op, base)
       case "compact" => compact(op, base)
-      case "addcol" => if (base.lastFieldId >= 8) append(op, base) else addColumn(op, base)
+      case "addcol" => if (base.lastFieldId >= 24) append(op, base) else addColumn(op, base)
       case "cleanup" =>
         if (cutoff >= 0) {
           phase(op, "cleanup", "start")
