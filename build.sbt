@@ -41,7 +41,12 @@ lazy val core = (project in file("core"))
   .settings(
     name := "fermion-core",
     libraryDependencies ++= Dependencies.core,
-    testSettings
+    testSettings,
+    // Programs in the test sources (dev/fuzz, dev/soak, dev/compat-corpus) run in their own JVM,
+    // which starts child JVMs on the same class path.
+    Test / run / fork := true,
+    Test / run / javaOptions ++= jdk17Opens ++ Seq("-Xmx2g", "-Dio.netty.tryReflectionSetAccessible=true"),
+    Test / run / baseDirectory := (ThisBuild / baseDirectory).value
   )
 
 lazy val sparkConnector = (project in file("spark-connector"))

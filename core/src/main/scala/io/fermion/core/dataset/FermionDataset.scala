@@ -141,7 +141,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
   }
 
   def readDeletionFile(d: DeletionFile): RoaringBitmap =
-    DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path)
+    DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path, d.deletedRows)
 
   // ---- commits ----
 

@@ -33,7 +33,8 @@ trait InputFile extends Closeable {
   def defaultTailPrefetch: Long = 1L << 20
 
   final protected def checkRange(offset: Long, len: Long): Unit =
-    if (offset < 0 || len < 0 || offset + len > length)
+    // `offset > length - len`, not `offset + len > length`: an offset near Long.MaxValue must not wrap.
+    if (offset < 0 || len < 0 || offset > length - len)
       throw new FermionOffsetOutOfRangeException(path, offset, len, length)
 }
 
