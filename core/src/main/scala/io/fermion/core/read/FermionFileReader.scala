@@ -46,6 +46,9 @@ final class FermionFileReader private (
   private var metadataBytes = tail.remaining().toLong + openExtraBytes
 
   def numRows: Long = footer.numRows
+
+  /** Where each column's CMB is (what `fermion inspect` reports). */
+  def columnIndexTable: ColumnIndexTable = cit
   def numStripes: Int = footer.numStripes
 
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
