@@ -219,7 +219,9 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     }.map(p => new Path(root, p).toUri.getPath).toSet
     var files = 0
     var bytes = 0L
-    for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
+    for (
+      dir <- Seq(DatasetLayout.DataDir, DatasetLayout.ConvertedDataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)
+    ) {
       val statuses =
         try fs.listStatus(new Path(root, dir)).toSeq
         catch { case _: FileNotFoundException => Nil }
