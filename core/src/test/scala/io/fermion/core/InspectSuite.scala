@@ -71,7 +71,9 @@ class InspectSuite extends AnyFunSuite {
     val id = column(i, "id")
     assert(id.streams.map(s => (s.streamType, s.descType)) == Seq("VALIDITY" -> "USE_DEFAULT", "DATA" -> "FULL"))
     val idData = data(id, "id")
-    assert(idData.stats.get.min.contains(StatValue.Integral(0)) && idData.stats.get.max.contains(StatValue.Integral(rows - 1)))
+    assert(idData.stats.get.min.contains(StatValue.Integral(0)) && idData.stats.get.max.contains(
+      StatValue.Integral(rows - 1)
+    ))
     assert(idData.chunks.map(_.stats.get.min.get) == Seq(0L, 1000L, 2000L).map(StatValue.Integral))
     assert(idData.chunks.map(_.stats.get.max.get) == Seq(999L, 1999L, 2499L).map(StatValue.Integral))
     assert(idData.nullCount.contains(0L))
@@ -80,7 +82,9 @@ class InspectSuite extends AnyFunSuite {
     assert(idData.chunks.head.pages.map(_.rows.get) == Seq(256, 256, 256, 232))
     assert(idData.chunks.head.pages(1).stats.get.min.contains(StatValue.Integral(256)))
     assert(idData.encodings.values.sum == 10 && idData.codecs.values.sum == 10)
-    assert(idData.encodings.keySet.subsetOf(io.fermion.core.layout.PageEncoding.all.map(io.fermion.core.layout.PageEncoding.name).toSet))
+    assert(idData.encodings.keySet.subsetOf(
+      io.fermion.core.layout.PageEncoding.all.map(io.fermion.core.layout.PageEncoding.name).toSet
+    ))
     assert(idData.bloomFilterBytes > 0 && idData.chunks.forall(_.bloomFilterBytes > 0))
     // Page sizes add up to the chunk; chunks and bloom filters and the CMB to the column.
     idData.chunks.foreach(c => assert(c.pages.map(_.bytes).sum == c.bytes))
@@ -89,7 +93,9 @@ class InspectSuite extends AnyFunSuite {
     val name = data(column(i, "name"), "name")
     assert(name.nullCount.contains(250L))
     assert(name.stats.get.flagNames.contains("prefix_bounds"))
-    assert(name.stats.get.min.contains(StatValue.Text("name-000")) && name.stats.get.max.contains(StatValue.Text("name-024")))
+    assert(
+      name.stats.get.min.contains(StatValue.Text("name-000")) && name.stats.get.max.contains(StatValue.Text("name-024"))
+    )
     val validity = column(i, "name").streams.head
     assert(validity.descType == "SIMPLE" && validity.pages >= 3, "VALIDITY pages found by walking their headers")
 
@@ -105,7 +111,9 @@ class InspectSuite extends AnyFunSuite {
     ))
     val elements = (0 until rows).filter(_ % 7 != 0).flatMap(r => Seq.tabulate(r % 3)(k => r * 10 + k))
     val el = data(tags, "tags.element")
-    assert(el.stats.get.min.contains(StatValue.Integral(elements.min)) && el.stats.get.max.contains(StatValue.Integral(elements.max)))
+    assert(el.stats.get.min.contains(StatValue.Integral(elements.min)) && el.stats.get.max.contains(
+      StatValue.Integral(elements.max)
+    ))
     assert(el.bloomFilterBytes == 0)
 
     val price = data(column(i, "price"), "price")
@@ -120,14 +128,23 @@ class InspectSuite extends AnyFunSuite {
     assert(data(column(i, "id"), "id").stats.get.min.contains(StatValue.Integral(2000)))
     assert(intercept[IllegalArgumentException](FileInspector.inspect(file, conf, InspectSelection(Some(Seq("nope")))))
       .getMessage.contains("no column `nope`"))
-    assert(intercept[IllegalArgumentException](FileInspector.inspect(file, conf, InspectSelection(stripes = Some(Seq(3)))))
+    assert(intercept[IllegalArgumentException](FileInspector.inspect(
+      file,
+      conf,
+      InspectSelection(stripes = Some(Seq(3)))
+    ))
       .getMessage.contains("no stripe 3"))
   }
 
   test("metadata only: a large file is inspected by reading a small part of it") {
     val p = new Path(TestFiles.tempDir("fermion-inspect-big").resolve("big.fermion").toUri)
     val root = ArrowTestData.randomRoot(ArrowTestData.allTypes, 200000, seed = 5)
-    val w = FermionFileWriter.create(p, conf, ArrowSchemaMapping.toFermion(root.getSchema), WriterOptions(stripeMaxRows = 50000))
+    val w = FermionFileWriter.create(
+      p,
+      conf,
+      ArrowSchemaMapping.toFermion(root.getSchema),
+      WriterOptions(stripeMaxRows = 50000)
+    )
     try w.write(root)
     finally { root.close(); w.close() }
     val i = FileInspector.inspect(p.toString, conf)
@@ -155,15 +172,32 @@ class InspectSuite extends AnyFunSuite {
       token = parser.nextToken()
     }
     assert(depth == 0)
-    assert(Seq("kind", "format_version", "rows", "schema", "stripes", "columns", "bytes_read").forall(top.contains), top)
-    assert(json.contains("\"format_version\" : \"1.2\"") && json.contains("\"min\" : 0") && json.contains("\"max\" : \"74.97\""))
+    assert(
+      Seq("kind", "format_version", "rows", "schema", "stripes", "columns", "bytes_read").forall(top.contains),
+      top
+    )
+    assert(json.contains("\"format_version\" : \"1.2\"") && json.contains("\"min\" : 0") && json.contains(
+      "\"max\" : \"74.97\""
+    ))
   }
 
   test("text output names what matters") {
     val text = InspectText.render(FileInspector.inspect(file, conf), chunks = true, pages = true)
-    Seq("format version 1.2", "2,500 rows", "3 stripes", "id: int64 not null  (field id 0)", "element: int32  (field id 4)",
-      "DATA", "FULL", "USE_DEFAULT", "bloom filters", "null in every row (no CMB)", "min 0  max 2499", "page 0 at",
-      "Read ").foreach(s => assert(text.contains(s), s"missing '$s' in\n$text"))
+    Seq(
+      "format version 1.2",
+      "2,500 rows",
+      "3 stripes",
+      "id: int64 not null  (field id 0)",
+      "element: int32  (field id 4)",
+      "DATA",
+      "FULL",
+      "USE_DEFAULT",
+      "bloom filters",
+      "null in every row (no CMB)",
+      "min 0  max 2499",
+      "page 0 at",
+      "Read "
+    ).foreach(s => assert(text.contains(s), s"missing '$s' in\n$text"))
   }
 
   test("a dataset: versions, operations, fragments, deletions, tags, config") {
@@ -175,7 +209,10 @@ class InspectSuite extends AnyFunSuite {
       writeFile(path, ids)
       ds.commit(
         readVersion,
-        Operation.Append(schema, IndexedSeq(Fragment(0, ids.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))),
+        Operation.Append(
+          schema,
+          IndexedSeq(Fragment(0, ids.size, IndexedSeq(DataFile(rel, schema.fields.map(_.fieldId))), None))
+        ),
         Map("fermion.write.compression" -> "zstd")
       )
     }
@@ -184,7 +221,14 @@ class InspectSuite extends AnyFunSuite {
     val frag = v2.fragments.head
     val gone = new RoaringBitmap()
     (0 until 1000 by 4).foreach(gone.add)
-    ds.commit(2, Operation.Delete(IndexedSeq(frag.copy(deletion = Some(ds.writeDeletionFile(frag.id, 2, gone)))), Set.empty, "id % 4 = 0"))
+    ds.commit(
+      2,
+      Operation.Delete(
+        IndexedSeq(frag.copy(deletion = Some(ds.writeDeletionFile(frag.id, 2, gone)))),
+        Set.empty,
+        "id % 4 = 0"
+      )
+    )
     ds.createTag("before-rename", 3)
     ds.updateSchema().renameColumn("name", "label").commit()
 
@@ -205,7 +249,14 @@ class InspectSuite extends AnyFunSuite {
     Seq("\"kind\" : \"dataset\"", "\"versions\"", "\"fragments\"", "\"deleted_rows\" : 250", "\"before-rename\" : 3")
       .foreach(s => assert(json.contains(s), s))
     val text = InspectText.render(i)
-    Seq("Fermion dataset", "version 4 (latest)", "delete", "tags before-rename", "250 deleted", "fermion.write.compression = zstd")
+    Seq(
+      "Fermion dataset",
+      "version 4 (latest)",
+      "delete",
+      "tags before-rename",
+      "250 deleted",
+      "fermion.write.compression = zstd"
+    )
       .foreach(s => assert(text.contains(s), s"missing '$s' in\n$text"))
   }
 

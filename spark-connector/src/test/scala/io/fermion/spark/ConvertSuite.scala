@@ -46,13 +46,19 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     val src = tempPath("parquet")
     data(6000).repartition(3).sortWithinPartitions(desc("id")).write.parquet(src)
     val fermion = tempPath("fermion")
-    val r1 = FermionConvert.run(spark, FermionConvert.Request(source = Some(src), destination = Some(fermion), progress = quiet))
+    val r1 = FermionConvert.run(
+      spark,
+      FermionConvert.Request(source = Some(src), destination = Some(fermion), progress = quiet)
+    )
     assert(r1.rows == 6000 && r1.inputFiles == 3 && r1.outputFiles == 3 && r1.version.contains(1L))
     val original = spark.read.parquet(src)
     val f = spark.read.format("fermion").load(fermion)
     assert(f.schema == original.schema)
     val back = tempPath("back")
-    val r2 = FermionConvert.run(spark, FermionConvert.Request(source = Some(fermion), destination = Some(back), progress = quiet))
+    val r2 = FermionConvert.run(
+      spark,
+      FermionConvert.Request(source = Some(fermion), destination = Some(back), progress = quiet)
+    )
     assert(r2.direction == "Fermion to Parquet" && r2.rows == 6000 && r2.outputFiles == 3)
     assert(spark.read.parquet(back).schema == original.schema)
     assert(filesInOrder(back) == filesInOrder(src))
@@ -62,13 +68,19 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     val src = tempPath("parquet")
     data(3000).repartition(2).write.partitionBy("part").parquet(src)
     val fermion = tempPath("fermion")
-    val r = FermionConvert.run(spark, FermionConvert.Request(source = Some(src), destination = Some(fermion), progress = quiet))
+    val r = FermionConvert.run(
+      spark,
+      FermionConvert.Request(source = Some(src), destination = Some(fermion), progress = quiet)
+    )
     assert(r.inputFiles == 6 && r.rows == 3000)
     val original = spark.read.parquet(src)
     val f = spark.read.format("fermion").load(fermion)
     assert(f.schema == original.schema && f.schema.fieldNames.last == "part")
     val back = tempPath("back")
-    FermionConvert.run(spark, FermionConvert.Request(source = Some(fermion), destination = Some(back), progress = quiet))
+    FermionConvert.run(
+      spark,
+      FermionConvert.Request(source = Some(fermion), destination = Some(back), progress = quiet)
+    )
     // Files sorted by path: part=0/..., part=1/..., part=2/...: the same order as the fragments.
     val perFile = spark.read.parquet(src).inputFiles.sorted.toSeq.map { file =>
       val part = "part=(\\d+)".r.findFirstMatchIn(file).get.group(1)
@@ -82,7 +94,10 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     data(1000).write.parquet(src)
     spark.sql(s"CREATE TABLE convert_src USING parquet LOCATION '$src'")
     val fermion = tempPath("fermion")
-    val r = FermionConvert.run(spark, FermionConvert.Request(table = Some("convert_src"), destination = Some(fermion), progress = quiet))
+    val r = FermionConvert.run(
+      spark,
+      FermionConvert.Request(table = Some("convert_src"), destination = Some(fermion), progress = quiet)
+    )
     assert(r.rows == 1000 && r.inputFiles == spark.read.parquet(src).inputFiles.length)
     data(500).write.format("fermion").mode("append").save(fermion)
     val v1 = tempPath("v1")
@@ -91,7 +106,9 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
       FermionConvert.Request(source = Some(fermion), destination = Some(v1), at = ReadAt.Version(1), progress = quiet)
     )
     assert(r2.rows == 1000 && spark.read.parquet(v1).count() == 1000)
-    assert(spark.read.parquet(v1).collect().map(show).sorted.toSeq == spark.read.parquet(src).collect().map(show).sorted.toSeq)
+    assert(
+      spark.read.parquet(v1).collect().map(show).sorted.toSeq == spark.read.parquet(src).collect().map(show).sorted.toSeq
+    )
   }
 
   test("a type Fermion cannot store fails before anything is written, naming the column") {
@@ -116,7 +133,10 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     assert(new java.io.File(src, "_fermion_data").isDirectory)
     val src2 = tempPath("parquet")
     data(2000).repartition(2).write.partitionBy("part").parquet(src2)
-    FermionConvert.run(spark, FermionConvert.Request(source = Some(src2), inPlace = true, deleteSource = true, progress = quiet))
+    FermionConvert.run(
+      spark,
+      FermionConvert.Request(source = Some(src2), inPlace = true, deleteSource = true, progress = quiet)
+    )
     assert(spark.read.format("fermion").load(src2).collect().map(show).sorted.toSeq == before)
     assert(new java.io.File(src2).list().toSet == Set("_fermion_data", "_versions", "_transactions"))
   }
@@ -145,7 +165,14 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     assert(ConvertProgress.format("files", 0, 8, 0, 1000, 0.5).contains("rate unknown yet"))
     assert(ConvertProgress.format("files", 8, 8, 1000, 1000, 2.0).contains("(100.0%)") &&
       ConvertProgress.format("files", 8, 8, 1000, 1000, 2.0).contains("done"))
-    assert(ConvertProgress.format("tasks", 2, 4, -1, -1, 10.0) == "[fermion convert] 2/4 tasks, about 10.0 s left, 10.0 s elapsed")
+    assert(ConvertProgress.format(
+      "tasks",
+      2,
+      4,
+      -1,
+      -1,
+      10.0
+    ) == "[fermion convert] 2/4 tasks, about 10.0 s left, 10.0 s elapsed")
     assert(ConvertProgress.duration(125) == "2m 05.0s")
     val out = new java.io.ByteArrayOutputStream()
     val src = tempPath("parquet")
@@ -162,5 +189,39 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     assert(lines.nonEmpty && lines.forall(_.startsWith("[fermion convert] ")))
     assert(lines.last.startsWith("[fermion convert] 3/3 files") && lines.last.contains("(100.0%)"), lines.last)
     assert(r.summary.contains("rows:  3,000") && r.summary.contains("files: 3 -> 3"))
+  }
+
+  test("SQL: CONVERT TO FERMION / CONVERT TO PARQUET, other statements untouched") {
+    import io.fermion.spark.extensions.ConvertSqlParser
+    val parsed = ConvertSqlParser.parse(
+      "convert to fermion parquet.`/a/b``c` TO '/d' OPTIONS (stripeRows = 100, 'compression' = 'none');"
+    )
+    assert(
+      parsed.map(_.request.source).contains(Some("/a/b`c")) && parsed.map(_.request.destination).contains(Some("/d"))
+    )
+    assert(
+      parsed.get.request.options == Map("stripeRows" -> "100", "compression" -> "none") && !parsed.get.request.inPlace
+    )
+    assert(ConvertSqlParser.parse("CONVERT TO FERMION parquet.`/x`").get.request.inPlace)
+    assert(ConvertSqlParser.parse("CONVERT TO FERMION db.t TO '/y'").get.request.table.contains("db.t"))
+    assert(ConvertSqlParser.parse("CONVERT TO PARQUET fermion.`/x` VERSION AS OF 3 TO '/y'").get.request.at == ReadAt
+      .Version(3))
+    assert(
+      ConvertSqlParser.parse("SELECT 1").isEmpty && ConvertSqlParser.parse("CONVERT TO DELTA parquet.`/x`").isEmpty
+    )
+    assert(intercept[IllegalArgumentException](ConvertSqlParser.parse("CONVERT TO FERMION parquet.`/x` TO")).getMessage
+      .contains("expected a quoted path"))
+
+    val src = tempPath("parquet")
+    data(500).write.parquet(src)
+    val dst = tempPath("fermion")
+    val row = spark.sql(s"CONVERT TO FERMION parquet.`$src` TO '$dst' OPTIONS (stripeRows = 100)").head()
+    assert(row.getAs[Long]("rows") == 500 && row.getAs[Long]("version") == 1L)
+    val back = tempPath("back")
+    spark.sql(s"CONVERT TO PARQUET fermion.`$dst` VERSION AS OF 1 TO '$back'").collect()
+    assert(
+      spark.read.parquet(back).collect().map(show).sorted.toSeq == spark.read.parquet(src).collect().map(show).sorted.toSeq
+    )
+    assert(spark.sql("SELECT 1 AS one").head().getInt(0) == 1)
   }
 }

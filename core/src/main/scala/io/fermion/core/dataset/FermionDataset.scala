@@ -220,7 +220,12 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     var files = 0
     var bytes = 0L
     for (
-      dir <- Seq(DatasetLayout.DataDir, DatasetLayout.ConvertedDataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)
+      dir <- Seq(
+        DatasetLayout.DataDir,
+        DatasetLayout.ConvertedDataDir,
+        DatasetLayout.DeletionsDir,
+        DatasetLayout.TransactionsDir
+      )
     ) {
       val statuses =
         try fs.listStatus(new Path(root, dir)).toSeq

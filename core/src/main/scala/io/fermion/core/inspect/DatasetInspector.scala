@@ -27,7 +27,8 @@ object DatasetInspector {
       catch { case _: FileNotFoundException => Map.empty }
     val manifestFiles = listing(DatasetLayout.versions(root))
     val numbers = ds.versionNumbers()
-    if (numbers.isEmpty) throw new FermionDatasetNotFoundException(path, "it holds no dataset version (_versions/ is empty or missing)")
+    if (numbers.isEmpty)
+      throw new FermionDatasetNotFoundException(path, "it holds no dataset version (_versions/ is empty or missing)")
     val manifests = numbers.map { v =>
       bytes += manifestFiles.get(DatasetLayout.manifestName(v)).map(_.getLen).getOrElse(0L)
       ds.manifest(v)
@@ -49,7 +50,15 @@ object DatasetInspector {
             bytes += b.length
             TransactionCodec.decode(b, ds.name, m.transactionFile).flatMap(t => describe(t.operation))
           } catch { case _: FileNotFoundException => Some("transaction file missing") }
-      VersionInfo(m.version, m.timestampMillis, m.operation, detail, m.fragments.size, m.rowCount, tagsByVersion.getOrElse(m.version, Nil))
+      VersionInfo(
+        m.version,
+        m.timestampMillis,
+        m.operation,
+        detail,
+        m.fragments.size,
+        m.rowCount,
+        tagsByVersion.getOrElse(m.version, Nil)
+      )
     }
     val chosen = version.map(v => manifests.find(_.version == v).getOrElse(ds.manifest(v))).getOrElse(manifests.last)
     val dataFiles = listing(new Path(root, DatasetLayout.DataDir))

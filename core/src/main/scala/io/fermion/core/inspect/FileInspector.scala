@@ -60,7 +60,8 @@ object FileInspector {
     val columnInfos = columns.map { c =>
       val field = schema.fields(c)
       val cmb = reader.columnMetadata(c)
-      val streams = cmb.map(m => inspectStreams(reader, field, m, stripes, selection.pageHeaders)).getOrElse(IndexedSeq.empty)
+      val streams =
+        cmb.map(m => inspectStreams(reader, field, m, stripes, selection.pageHeaders)).getOrElse(IndexedSeq.empty)
       val bytes = cit.cmbLength(c) + streams.map(s => s.bytes + s.bloomFilterBytes).sum
       ColumnInfo(
         c,
@@ -75,7 +76,13 @@ object FileInspector {
       )
     }
     val stripeInfos = stripes.map { s =>
-      StripeInfo(s, reader.stripes.firstRows(s), reader.stripes.rowCount(s), reader.stripes.dataOffset(s), reader.stripes.dataLength(s))
+      StripeInfo(
+        s,
+        reader.stripes.firstRows(s),
+        reader.stripes.rowCount(s),
+        reader.stripes.dataOffset(s),
+        reader.stripes.dataLength(s)
+      )
     }
     FileInspection(
       path = reader.path,
@@ -243,7 +250,13 @@ object FileInspector {
   }
 
   private def headerInfo(h: PageHeader): PageHeaderInfo =
-    PageHeaderInfo(h.valueCount, PageEncoding.name(h.encoding), PageCodec.name(h.codec), h.storedLength, h.uncompressedLength)
+    PageHeaderInfo(
+      h.valueCount,
+      PageEncoding.name(h.encoding),
+      PageCodec.name(h.codec),
+      h.storedLength,
+      h.uncompressedLength
+    )
 
   /** Statistics of the inspected stripes of a FULL stream, merged as the format merges them. */
   private def mergeStats(t: FermionType, cs: IndexedSeq[ChunkInfo], m: ColumnMetadataBlock, s: Int): StatsInfo = {

@@ -54,7 +54,12 @@ object InspectCommand {
       case ("--column" | "-c") :: v :: t => go(t, a.copy(columns = a.columns ++ list(v)))
       case ("--stripe" | "-s") :: v :: t => go(t, a.copy(stripes = a.stripes ++ list(v).map(int("--stripe", _))))
       case "--version" :: v :: t =>
-        go(t, a.copy(version = Some(v.toLongOption.getOrElse(throw new IllegalArgumentException(s"--version takes a number, got '$v'")))))
+        go(
+          t,
+          a.copy(version =
+            Some(v.toLongOption.getOrElse(throw new IllegalArgumentException(s"--version takes a number, got '$v'")))
+          )
+        )
       case flag :: _ if flag.startsWith("-") && flag != "-" =>
         throw new IllegalArgumentException(s"unknown or incomplete option $flag")
       case p :: t if a.path == null => go(t, a.copy(path = p))
@@ -94,6 +99,13 @@ object InspectCommand {
 
   def render(a: Args, i: Inspection): String =
     if (a.json) InspectJson.render(i) + "\n" else InspectText.render(i, a.chunks || a.stripes.nonEmpty, a.pages)
+
+  /** The report `args` ask for, as text or JSON (what the Python API calls on a session's JVM);
+    * failures are thrown. */
+  def renderArgs(args: Array[String], conf: Configuration): String = {
+    val a = parse(args.toSeq)
+    render(a, inspect(a, conf))
+  }
 
   /** Runs the command; returns the exit code (0 ok, 1 failure, 2 usage). */
   def run(args: Seq[String], out: java.io.PrintStream, err: java.io.PrintStream, conf: Configuration): Int = {

@@ -73,7 +73,8 @@ object InspectText {
       else sb ++= s", CMB ${bytes(c.cmbBytes)} at ${c.cmbOffset}\n"
       c.streams.foreach { s =>
         val nulls = s.nullCount.map(n => s"  nulls ${count(n)}").getOrElse("")
-        val enc = if (s.encodings.nonEmpty) s"  encodings ${countsText(s.encodings)}  codecs ${countsText(s.codecs)}" else ""
+        val enc =
+          if (s.encodings.nonEmpty) s"  encodings ${countsText(s.encodings)}  codecs ${countsText(s.codecs)}" else ""
         val bloom = if (s.bloomFilterBytes > 0) s"  bloom filters ${bytes(s.bloomFilterBytes)}" else ""
         val pagesText = if (f.pageHeadersRead || s.descType == "FULL") s"${count(s.pages)} pages" else "pages not read"
         sb ++= f"    ${s.index}%3d ${s.streamType}%-9s ${s.descType}%-11s ${s.node}  ${bytes(s.bytes)}, $pagesText$enc$nulls${statsText(s.stats)}$bloom\n"
@@ -90,7 +91,8 @@ object InspectText {
             ).getOrElse("")
             val rows = p.rows.map(r => s", ${count(r)} rows").getOrElse("")
             val nulls = p.nullCount.filter(_ => p.rows.nonEmpty).map(n => s", nulls ${count(n)}").getOrElse("")
-            sb ++= s"          page $i at ${p.offset}: ${count(p.bytes)} bytes$h$rows$nulls${if (p.rows.nonEmpty) statsText(p.stats) else ""}\n"
+            sb ++= s"          page $i at ${p
+                .offset}: ${count(p.bytes)} bytes$h$rows$nulls${if (p.rows.nonEmpty) statsText(p.stats) else ""}\n"
           }
         }
       }

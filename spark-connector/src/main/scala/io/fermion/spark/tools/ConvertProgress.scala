@@ -36,14 +36,17 @@ final class ConvertProgress(
   private val startNanos = System.nanoTime()
   private val stopped = new AtomicBoolean(false)
 
-  private val thread = new Thread(() => {
-    try
-      while (!stopped.get()) {
-        Thread.sleep(intervalMs)
-        if (!stopped.get()) out.println(line())
-      }
-    catch { case _: InterruptedException => }
-  }, "fermion-convert-progress")
+  private val thread = new Thread(
+    () => {
+      try
+        while (!stopped.get()) {
+          Thread.sleep(intervalMs)
+          if (!stopped.get()) out.println(line())
+        }
+      catch { case _: InterruptedException => }
+    },
+    "fermion-convert-progress"
+  )
   thread.setDaemon(true)
 
   def start(): this.type = { thread.start(); this }

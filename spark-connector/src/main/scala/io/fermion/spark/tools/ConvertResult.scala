@@ -27,7 +27,11 @@ final case class ConvertResult(
     s"""Converted $direction: $source -> $destination$v
        |  files: $inputFiles -> $outputFiles
        |  rows:  ${String.format(Locale.ROOT, "%,d", Long.box(rows))}
-       |  bytes: ${bytes(inputBytes)} -> ${bytes(outputBytes)} (${String.format(Locale.ROOT, "%.3f", Double.box(ratio))} of the input)
+       |  bytes: ${bytes(inputBytes)} -> ${bytes(outputBytes)} (${String.format(
+        Locale.ROOT,
+        "%.3f",
+        Double.box(ratio)
+      )} of the input)
        |  time:  ${duration(seconds)}$rate""".stripMargin
   }
 

@@ -77,9 +77,11 @@ object FermionCli {
           }
         case "--version" =>
           val v = value(a)
-          r = r.copy(at = ReadAt.Version(v.toLongOption.filter(_ >= 1).getOrElse(
-            throw new IllegalArgumentException(s"--version takes a version number, got '$v'")
-          )))
+          r = r.copy(at =
+            ReadAt.Version(v.toLongOption.filter(_ >= 1).getOrElse(
+              throw new IllegalArgumentException(s"--version takes a version number, got '$v'")
+            ))
+          )
         case "--tag" => r = r.copy(at = ReadAt.Tag(value(a)))
         case "--timestamp" => r = r.copy(timestamp = Some(value(a)))
         case "--option" => r = r.copy(options = r.options + kv(a, value(a)))
@@ -100,7 +102,8 @@ object FermionCli {
       case (d :: Nil, true) => (None, Some(d))
       case (s :: Nil, false) if r.inPlace => (Some(s), None)
       case (s :: d :: Nil, false) => (Some(s), Some(d))
-      case _ => throw new IllegalArgumentException(s"expected SRC DST (or --table NAME DST), got ${positional.mkString(" ")}")
+      case _ =>
+        throw new IllegalArgumentException(s"expected SRC DST (or --table NAME DST), got ${positional.mkString(" ")}")
     }
     val progress = if (quiet) ProgressSettings.Quiet else ProgressSettings(Some(System.err), (interval * 1000).toLong)
     ConvertArgs(r.copy(source = src, destination = dst, progress = progress), json)
@@ -119,7 +122,8 @@ object FermionCli {
       val parsed =
         try parseConvertArgs(rest)
         catch {
-          case e: IllegalArgumentException => System.err.println(s"fermion convert: ${e.getMessage}\n\n$ConvertUsage"); return 2
+          case e: IllegalArgumentException =>
+            System.err.println(s"fermion convert: ${e.getMessage}\n\n$ConvertUsage"); return 2
         }
       val spark = sessionFactory()
       try {

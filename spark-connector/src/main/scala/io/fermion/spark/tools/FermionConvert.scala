@@ -50,7 +50,12 @@ object FermionConvert {
   ): ConvertResult =
     run(
       spark,
-      Request(to = Some("fermion"), source = Some(parquetPath), destination = Some(destination), options = options.asScala.toMap)
+      Request(
+        to = Some("fermion"),
+        source = Some(parquetPath),
+        destination = Some(destination),
+        options = options.asScala.toMap
+      )
     )
 
   def tableToFermion(spark: SparkSession, table: String, destination: String): ConvertResult =
@@ -64,10 +69,23 @@ object FermionConvert {
   def runArgs(spark: SparkSession, args: Array[String]): String =
     run(spark, FermionCli.parseConvert(args.toSeq)).toJson
 
-  /** Whether `path` holds Fermion data: a dataset or `.fermion` files. */
+  /** Whether `path` holds Fermion data: a dataset, a directory with `.fermion` files, or a file
+    * ending with Fermion's magic. */
   def isFermion(spark: SparkSession, path: String): Boolean = {
     val conf = spark.sparkContext.hadoopConfiguration
-    new FermionDataset(new Path(path), conf).exists || LooseFiles.list(new Path(path), conf).nonEmpty
+    val p = new Path(path)
+    val fs = p.getFileSystem(conf)
+    if (!fs.exists(p)) false
+    else if (fs.getFileStatus(p).isFile) {
+      val len = fs.getFileStatus(p).getLen
+      len >= 4 && {
+        val in = fs.open(p)
+        val magic = new Array[Byte](4)
+        try in.readFully(len - 4, magic)
+        finally in.close()
+        java.util.Arrays.equals(magic, io.fermion.core.layout.FileLayout.Magic)
+      }
+    } else new FermionDataset(p, conf).exists || LooseFiles.list(p, conf).nonEmpty
   }
 
   def run(spark: SparkSession, r: Request): ConvertResult = {
@@ -82,18 +100,24 @@ object FermionConvert {
     to match {
       case "fermion" =>
         if (sourceIsFermion)
-          throw new IllegalArgumentException(s"${r.source.orElse(r.table).get} is already Fermion; convert it --to parquet")
+          throw new IllegalArgumentException(
+            s"${r.source.orElse(r.table).get} is already Fermion; convert it --to parquet"
+          )
         if (r.inPlace) {
-          if (r.table.nonEmpty) throw new IllegalArgumentException("--in-place converts Parquet directories given by path, not tables")
+          if (r.table.nonEmpty)
+            throw new IllegalArgumentException("--in-place converts Parquet directories given by path, not tables")
           if (r.destination.exists(d => new Path(d) != new Path(r.source.get)))
-            throw new IllegalArgumentException("--in-place writes the dataset at the source path; give no other destination")
+            throw new IllegalArgumentException(
+              "--in-place writes the dataset at the source path; give no other destination"
+            )
           inPlace(spark, r)
         } else {
           if (r.deleteSource) throw new IllegalArgumentException("--delete-source goes with --in-place")
           r.table match {
             case Some(t) =>
               ParquetSource.ofTable(spark, t) match {
-                case Left(files) => ParquetToFermion.convertFiles(spark, files, dst, r.options, r.overwrite, inPlace = false, r.progress)
+                case Left(files) =>
+                  ParquetToFermion.convertFiles(spark, files, dst, r.options, r.overwrite, inPlace = false, r.progress)
                 case Right(df) =>
                   ParquetToFermion.convertDataFrame(spark, df, s"table $t", dst, r.options, r.overwrite, r.progress)
               }
@@ -103,7 +127,8 @@ object FermionConvert {
           }
         }
       case "parquet" =>
-        if (r.inPlace || r.deleteSource) throw new IllegalArgumentException("--in-place converts Parquet to Fermion only")
+        if (r.inPlace || r.deleteSource)
+          throw new IllegalArgumentException("--in-place converts Parquet to Fermion only")
         val (src, tableAt) = fermionTable.getOrElse {
           val s = r.source.getOrElse(throw new IllegalArgumentException(s"table ${r.table.get} is not a Fermion table"))
           if (!isFermion(spark, s)) throw new IllegalArgumentException(s"$s holds no Fermion dataset or files")
@@ -130,7 +155,8 @@ object FermionConvert {
       if (ds.fs.exists(p)) ds.fs.delete(p, true)
     }
     val source = ParquetSource.ofPath(spark, path, r.readOptions)
-    val result = ParquetToFermion.convertFiles(spark, source, path, r.options, overwrite = false, inPlace = true, r.progress)
+    val result =
+      ParquetToFermion.convertFiles(spark, source, path, r.options, overwrite = false, inPlace = true, r.progress)
     if (r.deleteSource) {
       // Through Hadoop's own file system for the path, which also removes its `.crc` side files.
       val fs = ds.root.getFileSystem(conf)

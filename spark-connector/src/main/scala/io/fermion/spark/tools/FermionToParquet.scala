@@ -28,7 +28,13 @@ object FermionToParquet {
     val fs = out.getFileSystem(conf)
     if (!overwrite && fs.exists(out) && (fs.getFileStatus(out).isFile || fs.listStatus(out).nonEmpty))
       throw new IllegalArgumentException(s"$dst exists and is not empty; choose another destination or mode overwrite")
-    val table = new FermionTable(src, FermionTableSchema.of(snapshot).get, acceptAnySchema = false, () => snapshot, wholeFiles = true)
+    val table = new FermionTable(
+      src,
+      FermionTableSchema.of(snapshot).get,
+      acceptAnySchema = false,
+      () => snapshot,
+      wholeFiles = true
+    )
     val df = org.apache.spark.sql.fermion.Relations.dataFrame(spark, table)
     val sizes = snapshot.files.map(_.length)
     val what = snapshot.version.map(v => s"Fermion dataset $src version $v").getOrElse(s"Fermion files $src")
@@ -36,7 +42,8 @@ object FermionToParquet {
     val timestampKey = "spark.sql.parquet.outputTimestampType"
     val previous = spark.conf.getOption(timestampKey)
     try {
-      if (!parquetOptions.keys.exists(_.equalsIgnoreCase(timestampKey))) spark.conf.set(timestampKey, "TIMESTAMP_MICROS")
+      if (!parquetOptions.keys.exists(_.equalsIgnoreCase(timestampKey)))
+        spark.conf.set(timestampKey, "TIMESTAMP_MICROS")
       job.run(sizes, "files", ConvertProgress.FermionBytesReadMetric, progress) {
         df.write.mode(if (overwrite) "overwrite" else "errorifexists").options(parquetOptions).parquet(dst)
       }

@@ -56,7 +56,13 @@ object ParquetSource {
               val values = dir.values.copy()
               dir.files.map(f => ParquetInputFile(f.getPath.toString, f.getLen, f.getModificationTime, values))
             }.sortBy(_.path).toIndexedSeq
-            Some(ParquetSource(description, h.location.rootPaths.headOption.map(_.toString), files, h.dataSchema, h.partitionSchema))
+            Some(ParquetSource(
+              description,
+              h.location.rootPaths.headOption.map(_.toString),
+              files,
+              h.dataSchema,
+              h.partitionSchema
+            ))
           case _ => None
         }
       case _ => None
@@ -95,7 +101,8 @@ object ParquetSchemaCheck {
           var found: Option[Path] = None
           while (found.isEmpty && it.hasNext) {
             val f = it.next().getPath
-            val hidden = f.toString.stripPrefix(p.toString).split('/').exists(n => n.startsWith("_") || n.startsWith("."))
+            val hidden =
+              f.toString.stripPrefix(p.toString).split('/').exists(n => n.startsWith("_") || n.startsWith("."))
             if (!hidden && f.getName.endsWith(".parquet")) found = Some(f)
           }
           found
@@ -110,7 +117,8 @@ object ParquetSchemaCheck {
         val converter = new ParquetToSparkSchemaConverter(conf)
         import scala.jdk.CollectionConverters._
         schema.getFields.asScala.collectFirst {
-          case field if scala.util.Try(converter.convert(new org.apache.parquet.schema.MessageType("m", field))).isFailure =>
+          case field
+              if scala.util.Try(converter.convert(new org.apache.parquet.schema.MessageType("m", field))).isFailure =>
             new io.fermion.core.schema.UnsupportedColumnTypeException(
               field.getName,
               s"Parquet ${field.toString.trim.replaceAll("\\s+", " ")}",

@@ -129,7 +129,18 @@ object ParquetToFermion {
     val job = new ConvertJob(spark, s"Fermion convert: $description to $dst")
     val written = job.run(IndexedSeq.fill(rdd.getNumPartitions)(-1L), "tasks", "", progress) {
       rdd.mapPartitionsWithIndex { (i, rows) =>
-        Iterator(writeRows(rows, i, schema, fermionSchema, settings, conf.value.value, root, DatasetLayout.DataDir, null, 0L))
+        Iterator(writeRows(
+          rows,
+          i,
+          schema,
+          fermionSchema,
+          settings,
+          conf.value.value,
+          root,
+          DatasetLayout.DataDir,
+          null,
+          0L
+        ))
       }.collect()
     }
     val version = commit(ds, readVersion, fermionSchema, written.toIndexedSeq, options, overwrite).get
@@ -253,7 +264,8 @@ final class ConvertJob(spark: SparkSession, description: String) {
   def run[T](bytesByTask: IndexedSeq[Long], unit: String, metric: String, progress: ProgressSettings)(body: => T): T = {
     val sc = spark.sparkContext
     val group = s"fermion-convert-${java.util.UUID.randomUUID()}"
-    val listener = progress.out.map(out => new ConvertProgress(group, unit, bytesByTask, metric, out, progress.intervalMs))
+    val listener =
+      progress.out.map(out => new ConvertProgress(group, unit, bytesByTask, metric, out, progress.intervalMs))
     listener.foreach(l => sc.addSparkListener(l))
     listener.foreach(_.start())
     sc.setJobGroup(group, description, interruptOnCancel = true)
