@@ -15,9 +15,9 @@ import subprocess
 import sys
 
 
-def _run(cmd):
+def _run(cmd, env=None):
     try:
-        return subprocess.call(cmd)
+        return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
         return 130
 
@@ -45,7 +45,8 @@ def main(argv=None):
     elif command == "convert":
         from fermion_spark import tools
         fermion_spark.check_pyspark_version()
-        return _run(tools.spark_submit_command("convert", argv))
+        cmd = tools.spark_submit_command("convert", argv)
+        return _run(cmd, tools.spark_submit_env(cmd))
     else:
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2

@@ -143,6 +143,16 @@ SUBMIT_FLAGS = ("--master", "--conf", "--driver-memory", "--executor-memory", "-
                 "--num-executors", "--total-executor-cores", "--deploy-mode", "--packages", "--jars")
 
 
+def spark_submit_env(command_line):
+    """The environment for spark-submit: a local master binds to the loopback address unless
+    SPARK_LOCAL_IP says otherwise (no warning about the host name)."""
+    env = dict(os.environ)
+    master = command_line[command_line.index("--master") + 1] if "--master" in command_line else "local[*]"
+    if master.startswith("local") and "SPARK_LOCAL_IP" not in env:
+        env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    return env
+
+
 def spark_submit_command(command, args):
     """``spark-submit`` (PySpark's own) running ``fermion <command> args`` from the Fermion jar.
     spark-submit's options among ``args`` (``--master``, ``--conf K=V``, ``--driver-memory`` ...)

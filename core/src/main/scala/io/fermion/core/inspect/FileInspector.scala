@@ -204,9 +204,13 @@ object FileInspector {
       if (!readHeaders) chunks
       else {
         // DATA pages: one batch of 20-byte reads.
-        val known = chunks.flatMap(_.flatMap(_.pages.map(_.offset)))
-        val headers = input.readRanges(known.map(o => ByteRange(o, PageHeader.Size)))
-          .zip(known).map { case (f, o) => o -> PageHeader.decode(f.join().order(ByteOrder.LITTLE_ENDIAN), 0) }.toMap
+        // DATA pages: headers already in the tail read on open are taken from it, the others
+        // fetched in one batch of 20-byte reads.
+        val (cached, known) =
+          chunks.flatMap(_.flatMap(_.pages.map(_.offset))).partition(o => reader.inTail(o, PageHeader.Size))
+        val headers = (input.readRanges(known.map(o => ByteRange(o, PageHeader.Size)))
+          .zip(known).map { case (f, o) => o -> PageHeader.decode(f.join().order(ByteOrder.LITTLE_ENDIAN), 0) } ++
+          cached.map(o => o -> PageHeader.decode(reader.readBytes(o, PageHeader.Size), 0))).toMap
         chunks.map(_.map { c =>
           if (c.pages.nonEmpty) c.copy(pages = c.pages.map(p => p.copy(header = headers.get(p.offset).map(headerInfo))))
           else if (c.numPages.isEmpty) {
@@ -214,7 +218,7 @@ object FileInspector {
             val pages = IndexedSeq.newBuilder[PageInfo]
             var at = c.offset
             while (at < c.offset + c.bytes) {
-              val h = PageHeader.decode(input.readFully(at, PageHeader.Size), 0)
+              val h = PageHeader.decode(reader.readBytes(at, PageHeader.Size), 0)
               val size = PageHeader.Size + (h.storedLength & 0xffffffffL)
               pages += PageInfo(at, size, Some(headerInfo(h)), None, None, None)
               at += size

@@ -67,7 +67,7 @@ object ConvertSqlParser {
     ))
   }
 
-  private final class Scanner(sql: String) {
+  final private class Scanner(sql: String) {
     private var i = 0
     private def skip(): Unit = while (i < sql.length && sql.charAt(i).isWhitespace) i += 1
     private def fail(what: String): Nothing =
@@ -110,7 +110,8 @@ object ConvertSqlParser {
     }
     def string(): String = {
       skip()
-      if (i < sql.length && (sql.charAt(i) == '\'' || sql.charAt(i) == '"')) quoted(sql.charAt(i)) else fail("a quoted path")
+      if (i < sql.length && (sql.charAt(i) == '\'' || sql.charAt(i) == '"')) quoted(sql.charAt(i))
+      else fail("a quoted path")
     }
     def number(): Long = {
       skip()
@@ -118,6 +119,7 @@ object ConvertSqlParser {
       while (i < sql.length && sql.charAt(i).isDigit) i += 1
       sql.substring(start, i).toLongOption.getOrElse(fail("a version number"))
     }
+
     /** `parquet.`path`` / `fermion.`path`` (a path), else a table name. */
     def source(): (Option[String], Option[String]) = {
       val parts = scala.collection.mutable.ArrayBuffer(identifier())
@@ -126,7 +128,8 @@ object ConvertSqlParser {
       parts.toList match {
         case format :: path :: Nil if Set("parquet", "fermion").contains(format.toLowerCase(Locale.ROOT)) =>
           (Some(path), None)
-        case _ => (None, Some(parts.map(p => if (p.forall(c => c.isLetterOrDigit || c == '_')) p else s"`$p`").mkString(".")))
+        case _ =>
+          (None, Some(parts.map(p => if (p.forall(c => c.isLetterOrDigit || c == '_')) p else s"`$p`").mkString(".")))
       }
     }
     def options(): Map[String, String] = {

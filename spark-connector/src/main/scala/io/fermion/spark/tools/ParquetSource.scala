@@ -101,8 +101,8 @@ object ParquetSchemaCheck {
           var found: Option[Path] = None
           while (found.isEmpty && it.hasNext) {
             val f = it.next().getPath
-            val hidden =
-              f.toString.stripPrefix(p.toString).split('/').exists(n => n.startsWith("_") || n.startsWith("."))
+            val hidden = f.toUri.getPath.stripPrefix(fs.makeQualified(p).toUri.getPath).split('/')
+              .exists(n => n.startsWith("_") || n.startsWith("."))
             if (!hidden && f.getName.endsWith(".parquet")) found = Some(f)
           }
           found
@@ -114,17 +114,26 @@ object ParquetSchemaCheck {
         val schema =
           try reader.getFooter.getFileMetaData.getSchema
           finally reader.close()
-        val converter = new ParquetToSparkSchemaConverter(conf)
+        val converter = new ParquetToSparkSchemaConverter(org.apache.spark.sql.internal.SQLConf.get)
         import scala.jdk.CollectionConverters._
-        schema.getFields.asScala.collectFirst {
-          case field
-              if scala.util.Try(converter.convert(new org.apache.parquet.schema.MessageType("m", field))).isFailure =>
-            new io.fermion.core.schema.UnsupportedColumnTypeException(
-              field.getName,
-              s"Parquet ${field.toString.trim.replaceAll("\\s+", " ")}",
-              s"Spark cannot read it (${Option(e.getMessage).getOrElse(e.toString).linesIterator.next()}); nothing was written"
-            ): Exception
-        }
+        val why = Option(e.getMessage).getOrElse(e.toString).linesIterator.next()
+        def unsupported(field: org.apache.parquet.schema.Type, detail: String): Exception =
+          new io.fermion.core.schema.UnsupportedColumnTypeException(
+            field.getName,
+            s"Parquet ${field.toString.trim.replaceAll("\\s+", " ")}",
+            s"$detail; nothing was written"
+          )
+        // A column Spark cannot read at all, else one Spark reads as a type Fermion cannot store.
+        schema.getFields.asScala.iterator.map { field =>
+          scala.util.Try(converter.convert(new org.apache.parquet.schema.MessageType("m", field))) match {
+            case scala.util.Failure(_) => Some(unsupported(field, s"Spark cannot read it ($why)"))
+            case scala.util.Success(t) =>
+              scala.util.Try(io.fermion.spark.SparkTypeMapping.validate(t)).failed.toOption
+                .map(_ =>
+                  unsupported(field, s"Spark reads it as ${t.fields.head.dataType.sql}, which Fermion does not store")
+                )
+          }
+        }.collectFirst { case Some(x) => x }
       } catch { case _: Exception => None }
     }.getOrElse(e)
   }
