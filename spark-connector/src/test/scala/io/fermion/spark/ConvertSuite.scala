@@ -155,6 +155,10 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
       .getMessage.contains("compresion"))
     FermionConvert.run(spark, req.copy(overwrite = true))
     assert(spark.read.format("fermion").load(dst).count() == 100)
+    // A destination overlapping the source is refused, even with overwrite.
+    val same = req.copy(source = Some(dst), destination = Some(dst), overwrite = true)
+    assert(intercept[IllegalArgumentException](FermionConvert.run(spark, same)).getMessage.contains("overlaps"))
+    assert(spark.read.format("fermion").load(dst).count() == 100)
   }
 
   test("progress lines: files, bytes, share, rate, time left") {

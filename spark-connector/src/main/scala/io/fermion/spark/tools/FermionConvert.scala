@@ -96,6 +96,13 @@ object FermionConvert {
     val dst = (if (r.inPlace) r.destination.orElse(r.source) else r.destination).getOrElse(
       throw new IllegalArgumentException("give a destination (or --in-place for a Parquet directory)")
     )
+    if (!r.inPlace) r.source.foreach { s =>
+      val (a, b) = (qualified(spark, s), qualified(spark, dst))
+      if (a == b || b.startsWith(a + "/") || a.startsWith(b + "/"))
+        throw new IllegalArgumentException(
+          s"the destination $dst overlaps the source $s; convert to another path (or Parquet --in-place)"
+        )
+    }
     val at = r.timestamp.map(ts => ReadAt.Timestamp(timestampMillis(spark, ts))).getOrElse(r.at)
     to match {
       case "fermion" =>
@@ -173,6 +180,11 @@ object FermionConvert {
       }
     }
     result.copy(direction = "Parquet to Fermion (in place)")
+  }
+
+  private def qualified(spark: SparkSession, path: String): String = {
+    val p = new Path(path)
+    p.getFileSystem(spark.sparkContext.hadoopConfiguration).makeQualified(p).toString.stripSuffix("/")
   }
 
   private def isEmpty(fs: org.apache.hadoop.fs.FileSystem, dir: Path): Boolean =

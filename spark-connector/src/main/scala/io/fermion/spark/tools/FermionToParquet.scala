@@ -26,8 +26,11 @@ object FermionToParquet {
     val snapshot = Snapshot.open(src, conf, at).requireExists(conf)
     val out = new Path(dst)
     val fs = out.getFileSystem(conf)
-    if (!overwrite && fs.exists(out) && (fs.getFileStatus(out).isFile || fs.listStatus(out).nonEmpty))
+    val exists = fs.exists(out)
+    if (!overwrite && exists && (fs.getFileStatus(out).isFile || fs.listStatus(out).nonEmpty))
       throw new IllegalArgumentException(s"$dst exists and is not empty; choose another destination or mode overwrite")
+    // An empty directory is taken as it is (Spark's error-if-exists mode would refuse it).
+    val mode = if (overwrite || exists) "overwrite" else "errorifexists"
     val table = new FermionTable(
       src,
       FermionTableSchema.of(snapshot).get,
@@ -45,7 +48,7 @@ object FermionToParquet {
       if (!parquetOptions.keys.exists(_.equalsIgnoreCase(timestampKey)))
         spark.conf.set(timestampKey, "TIMESTAMP_MICROS")
       job.run(sizes, "files", ConvertProgress.FermionBytesReadMetric, progress) {
-        df.write.mode(if (overwrite) "overwrite" else "errorifexists").options(parquetOptions).parquet(dst)
+        df.write.mode(mode).options(parquetOptions).parquet(dst)
       }
     } finally {
       previous match { case Some(v) => spark.conf.set(timestampKey, v); case None => spark.conf.unset(timestampKey) }
