@@ -7,6 +7,7 @@ object Dependencies {
   val roaringVersion = "1.6.10"
   val hadoopVersion = "3.5.0"
   val scalaTestVersion = "3.2.19"
+  val jacksonVersion = "2.21.2"
 
   /** The format core: Arrow, zstd, RoaringBitmap and Hadoop's FileSystem API, all supplied at
     * run time by Spark (Provided), never bundled. */
@@ -16,6 +17,8 @@ object Dependencies {
     "com.github.luben" % "zstd-jni" % zstdJniVersion % Provided,
     "org.roaringbitmap" % "RoaringBitmap" % roaringVersion % Provided,
     "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion % Provided,
+    // `fermion inspect --json` (Spark ships Jackson).
+    "com.fasterxml.jackson.core" % "jackson-core" % jacksonVersion % Provided,
     "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion % Test,
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test
   )

@@ -310,7 +310,14 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     var files = 0
     var bytes = 0L
     val paths = IndexedSeq.newBuilder[String]
-    for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
+    for (
+      dir <- Seq(
+        DatasetLayout.DataDir,
+        DatasetLayout.ConvertedDataDir,
+        DatasetLayout.DeletionsDir,
+        DatasetLayout.TransactionsDir
+      )
+    ) {
       val statuses =
         try fs.listStatus(new Path(root, dir)).toSeq
         catch { case _: FileNotFoundException => Nil }

@@ -46,6 +46,9 @@ final class FermionFileReader private (
   private var metadataBytes = tail.remaining().toLong + openExtraBytes
 
   def numRows: Long = footer.numRows
+
+  /** Where each column's CMB is (what `fermion inspect` reports). */
+  def columnIndexTable: ColumnIndexTable = cit
   def numStripes: Int = footer.numStripes
 
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
@@ -136,6 +139,13 @@ final class FermionFileReader private (
         }
     }
   }
+
+  /** Whether the bytes read on open (the tail) hold [offset, offset + len). */
+  def inTail(offset: Long, len: Long): Boolean = offset >= tailStart && offset + len <= tailStart + tail.remaining()
+
+  /** Bytes [offset, offset + len) of the file, from the tail read on open when it holds them
+    * (what `fermion inspect` uses for page headers). */
+  def readBytes(offset: Long, len: Int): ByteBuffer = bytesAt(offset, len, metadata = false)
 
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
   private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
