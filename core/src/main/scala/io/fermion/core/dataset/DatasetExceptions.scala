@@ -30,3 +30,10 @@ final class InvalidFermionDatasetException(dataset: String, file: String, messag
 /** A path that holds no Fermion dataset (nor loose Fermion files) where one is needed. */
 final class FermionDatasetNotFoundException(dataset: String, why: String)
     extends FermionDatasetException(dataset, why)
+
+/** The dataset's storage cannot commit safely as configured: it has no atomic create-if-absent
+  * and no external manifest store is set, or a commit-store setting is wrong. The message names the
+  * setting to change (`fermion.commitStore`, `fermion.externalStore.dir`, ...). Nothing was
+  * committed. */
+final class FermionCommitStoreException(dataset: String, message: String, cause: Throwable = null)
+    extends FermionDatasetException(dataset, message, cause)
