@@ -36,8 +36,17 @@ abstract class CommitProtocolBehaviours extends AnyFunSuite {
 
   private def worker(root: Path, id: Int, appends: Int, settings: Map[String, String]): Process = {
     val java = new File(System.getProperty("java.home"), "bin/java").getPath
-    val cmd = Seq(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-      CommitWorker.getClass.getName.stripSuffix("$"), root.toString, id.toString, appends.toString) ++
+    val cmd = Seq(
+      java,
+      "-Xmx256m",
+      "-XX:TieredStopAtLevel=1",
+      "-cp",
+      System.getProperty("java.class.path"),
+      CommitWorker.getClass.getName.stripSuffix("$"),
+      root.toString,
+      id.toString,
+      appends.toString
+    ) ++
       settings.map { case (k, v) => s"$k=$v" }
     new ProcessBuilder(cmd: _*).redirectError(ProcessBuilder.Redirect.INHERIT).start()
   }
@@ -86,18 +95,24 @@ abstract class CommitProtocolBehaviours extends AnyFunSuite {
 
     test(s"$label: conflicting deletes from one read version: exactly one wins, the other fails typed") {
       val ds = new FermionDataset(newRoot(), confOf(settings))
-      ds.commit(0, Operation.Append(CommitWorker.schema, (0 until 3).map(i => CommitWorker.fragment(s"data/$i.fermion"))))
+      ds.commit(
+        0,
+        Operation.Append(CommitWorker.schema, (0 until 3).map(i => CommitWorker.fragment(s"data/$i.fermion")))
+      )
       val target = ds.manifest(1).fragments.head
       val pool = Executors.newFixedThreadPool(2)
       try {
         val results = (0 until 2).map(i =>
           pool.submit(new Callable[Either[Throwable, Manifest]] {
             def call(): Either[Throwable, Manifest] =
-              try Right(new FermionDataset(ds.root, confOf(settings)).commit(1, Operation.Delete(
-                  IndexedSeq(target.copy(deletion = Some(DeletionFile(s"_deletions/$i.bin", 2, 1)))),
-                  Set.empty,
-                  s"delete $i"
-                )))
+              try Right(new FermionDataset(ds.root, confOf(settings)).commit(
+                  1,
+                  Operation.Delete(
+                    IndexedSeq(target.copy(deletion = Some(DeletionFile(s"_deletions/$i.bin", 2, 1)))),
+                    Set.empty,
+                    s"delete $i"
+                  )
+                ))
               catch { case e: Throwable => Left(e) }
           })
         ).map(_.get())
@@ -126,14 +141,19 @@ abstract class CommitProtocolBehaviours extends AnyFunSuite {
       assert(latest >= 6)
       checkAppendHistory(ds)
       (1L to latest).foreach(v => ds.manifest(v))
-      val next = ds.commit(latest, Operation.Append(CommitWorker.schema, IndexedSeq(CommitWorker.fragment("data/after.fermion"))))
+      val next = ds.commit(
+        latest,
+        Operation.Append(CommitWorker.schema, IndexedSeq(CommitWorker.fragment("data/after.fermion")))
+      )
       assert(next.version == latest + 1 && ds.latest().get == next)
       // cleanup removes the leftovers and the old versions, keeps the latest and what it references
       val removed = ds.cleanup(System.currentTimeMillis() + 1000)
       assert(removed.versionsRemoved == latest && ds.versionNumbers() == Seq(next.version))
       assert(!fs.exists(new Path(root, "data/orphan.fermion")) && !fs.exists(new Path(root, "_versions/.tmp-orphan-1")))
       assert(ds.latestVersion().contains(next.version) && ds.latest().get == next)
-      assert(ds.commit(next.version, Operation.Append(CommitWorker.schema, IndexedSeq.empty)).version == next.version + 1)
+      assert(
+        ds.commit(next.version, Operation.Append(CommitWorker.schema, IndexedSeq.empty)).version == next.version + 1
+      )
     }
 
     test(s"$label: time travel by version, time and tag; tags are created once") {
@@ -185,7 +205,8 @@ class LocalCommitProtocolSuite extends CommitProtocolBehaviours {
     val conf = new Configuration()
     conf.set(CommitStores.Setting, CommitStores.ConditionalPut)
     val ds = new FermionDataset(root(), conf)
-    val e = intercept[FermionCommitStoreException](ds.commit(0, Operation.Append(CommitWorker.schema, IndexedSeq.empty)))
+    val e =
+      intercept[FermionCommitStoreException](ds.commit(0, Operation.Append(CommitWorker.schema, IndexedSeq.empty)))
     assert(e.getMessage.contains("fermion.commitStore") && e.getMessage.contains("fermion.externalStore.dir"))
     conf.set(CommitStores.Setting, "nonsense")
     intercept[FermionCommitStoreException](new FermionDataset(root(), conf).checkCommitStore())
@@ -224,7 +245,11 @@ class LocalCommitProtocolSuite extends CommitProtocolBehaviours {
     val store = new FileSystemManifestStore(conf)
     val id = ExternalCommitStore.datasetId(r, ds.fs)
     store.delete(id, s"${DatasetLayout.VersionsDir}/${DatasetLayout.manifestName(2)}")
-    assert(store.putIfAbsent(id, s"${DatasetLayout.VersionsDir}/${DatasetLayout.manifestName(2)}", "_versions/.tmp-died-1"))
+    assert(store.putIfAbsent(
+      id,
+      s"${DatasetLayout.VersionsDir}/${DatasetLayout.manifestName(2)}",
+      "_versions/.tmp-died-1"
+    ))
     val fresh = new FermionDataset(r, conf)
     assert(fresh.latestVersion().contains(2L) && fresh.latest().get == m2)
     assert(ds.fs.exists(DatasetLayout.manifest(r, 2)), "the reader finished the copy")
@@ -260,16 +285,18 @@ class HdfsCommitProtocolSuite extends CommitProtocolBehaviours with BeforeAndAft
     (
       "webhdfs data, external store on hdfs",
       () => webhdfsRoot(),
-      () => Map(
-        CommitStores.Setting -> CommitStores.External,
-        ExternalCommitStore.DirSetting -> s"${cluster.getURI}/fermion-store"
-      )
+      () =>
+        Map(
+          CommitStores.Setting -> CommitStores.External,
+          ExternalCommitStore.DirSetting -> s"${cluster.getURI}/fermion-store"
+        )
     )
   )
 
   test("webhdfs without an external store: the typed error names the setting, nothing is published") {
     val ds = new FermionDataset(webhdfsRoot(), new Configuration())
-    val e = intercept[FermionCommitStoreException](ds.commit(0, Operation.Append(CommitWorker.schema, IndexedSeq.empty)))
+    val e =
+      intercept[FermionCommitStoreException](ds.commit(0, Operation.Append(CommitWorker.schema, IndexedSeq.empty)))
     assert(e.getMessage.contains("'webhdfs'") && e.getMessage.contains("fermion.commitStore=external"), e.getMessage)
     assert(ds.latestVersion().isEmpty)
   }
@@ -284,12 +311,15 @@ class HdfsCommitProtocolSuite extends CommitProtocolBehaviours with BeforeAndAft
         val target = new Path(dir, s"v$round")
         val wins = (0 until 8).map(i =>
           pool.submit(new Callable[Boolean] {
-            def call(): Boolean = store.createIfAbsent(target, Array.fill(1000)(i.toByte), new Path(dir, s".tmp-$round-$i"))
+            def call(): Boolean =
+              store.createIfAbsent(target, Array.fill(1000)(i.toByte), new Path(dir, s".tmp-$round-$i"))
           })
         ).map(_.get())
         assert(wins.count(identity) == 1, s"round $round")
         val in = fs.open(target)
-        val bytes = try in.readAllBytes() finally in.close()
+        val bytes =
+          try in.readAllBytes()
+          finally in.close()
         assert(bytes.length == 1000 && bytes.distinct.length == 1, "the winner's bytes, whole")
       }
       assert(fs.listStatus(dir).forall(!_.getPath.getName.startsWith(".tmp")), "staging files removed")

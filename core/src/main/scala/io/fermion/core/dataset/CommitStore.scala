@@ -106,7 +106,8 @@ final class ConditionalPutCommitStore(fs: FileSystem, verify: Boolean) extends F
         return true
       } catch {
         case e: IOException if ConditionalPutCommitStore.exists(e) => return false
-        case e: IOException if ConditionalPutCommitStore.conflict(e) && attempt < ConditionalPutCommitStore.MaxConflictRetries =>
+        case e: IOException
+            if ConditionalPutCommitStore.conflict(e) && attempt < ConditionalPutCommitStore.MaxConflictRetries =>
           Thread.sleep(10L * attempt + scala.util.Random.nextInt(20))
       } finally if (!closed) FileWrites.abort(out)
     }

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets
 import java.util.UUID
 
 import io.fermion.core.schema.{FermionField, FermionSchema}
-import io.fermion.core.storage.{FileSystems, FileWrites}
+import io.fermion.core.storage.{FileSystems, FileWrites, HadoopInputFile}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.roaringbitmap.RoaringBitmap
@@ -18,14 +18,19 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
   val fs: FileSystem = FileSystems.forPath(root, conf)
   val name: String = root.toString
 
+  /** A whole metadata file in one read (on object stores: one HEAD for the length, one GET). */
   private def readAll(p: Path): Array[Byte] = {
-    val in = fs.open(p)
-    try {
-      val bytes = in.readAllBytes()
-      if (bytes.length > Int.MaxValue - 16)
-        throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of ${bytes.length} bytes")
-      bytes
-    } finally in.close()
+    val status = fs.getFileStatus(p)
+    val len = status.getLen
+    if (len > Int.MaxValue - 16)
+      throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of $len bytes")
+    val in =
+      if (FileWrites.isFileSystem(fs)) fs.open(p)
+      else org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+        fs.openFile(p).withFileStatus(status).opt(HadoopInputFile.ReadPolicyOption, "whole-file").build()
+      )
+    try { val b = new Array[Byte](len.toInt); in.readFully(0, b); b }
+    finally in.close()
   }
 
   private def writeNew(p: Path, bytes: Array[Byte]): Unit = FileWrites.writeNew(fs, p, bytes)
@@ -97,7 +102,17 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     m
   }
 
-  def latest(): Option[Manifest] = latestVersion().map(manifest)
+  /** The manifest of the latest version. By hint: the hinted version's manifest is read without
+    * checking first that it exists (it is read anyway); a missing one falls back to a listing. */
+  def latest(): Option[Manifest] =
+    if (external.isEmpty && VersionHint.useHint(fs, conf)) VersionHint.read(fs, root) match {
+      case Some(h) =>
+        val v = VersionHint.probeUp(h, hasManifest)
+        try Some(manifest(v))
+        catch { case _: FermionVersionNotFoundException => versionNumbers().lastOption.map(manifest) }
+      case None => versionNumbers().lastOption.map(manifest)
+    }
+    else latestVersion().map(manifest)
 
   private def describe(vs: Seq[Long]): String =
     if (vs.isEmpty) "none" else if (vs.size == 1) vs.head.toString else s"${vs.head} to ${vs.last}"

@@ -28,7 +28,8 @@ object VersionHint {
     case "hint" => true
     case "list" => false
     case "auto" => !FileWrites.isFileSystem(fs)
-    case other => throw new IllegalArgumentException(s"Invalid value '$other' for $Setting: expected auto, list or hint")
+    case other =>
+      throw new IllegalArgumentException(s"Invalid value '$other' for $Setting: expected auto, list or hint")
   }
 
   /** The hinted version; None if there is no hint or it does not parse (a partial write). */

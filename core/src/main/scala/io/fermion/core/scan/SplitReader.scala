@@ -334,7 +334,7 @@ private[scan] object SplitReader {
       rowBudget: () => Long
   ): SplitReader = {
     val deleted = split.file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
-    val reader = FermionFileReader.open(new Path(split.file.path), conf, plan.options)
+    val reader = FermionFileReader.open(new Path(split.file.path), conf, plan.options, split.file.length)
     val columnReaders = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
     try {
       split.file.columnFiles.foreach(f => columnReaders += FermionFileReader.open(new Path(f), conf, plan.options))
