@@ -210,11 +210,12 @@ KILLED = textwrap.dedent("""
 
 def test_a_killed_writer_leaves_every_version_readable_on_s3(spark, s3, tmp_path):
     path = s3_path()
-    spark.range(0).write.format("fermion").save(path)
+    spark.range(0).selectExpr("id", "uuid() as u").write.format("fermion").save(path)
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
+    errors = open(tmp_path / "killed.err", "w")
     p = subprocess.Popen([sys.executable, str(script), path], env=writer_env(s3),
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                         stdout=subprocess.PIPE, stderr=errors, text=True)
     committed = 0
     deadline = time.time() + 300
     while committed < 3 and time.time() < deadline:  # kill it while it writes its fourth version
@@ -225,7 +226,8 @@ def test_a_killed_writer_leaves_every_version_readable_on_s3(spark, s3, tmp_path
     time.sleep(1.5)
     p.kill()
     p.communicate()
-    assert committed >= 3
+    errors.close()
+    assert committed >= 3, (tmp_path / "killed.err").read_text()[-3000:]
     df = spark.read.format("fermion").load(path)
     n = df.count()
     assert n % 10_000 == 0 and n >= 30_000
@@ -233,7 +235,7 @@ def test_a_killed_writer_leaves_every_version_readable_on_s3(spark, s3, tmp_path
     v = FermionDataset(spark, path).latest_version()
     for old in range(1, v + 1):
         spark.read.format("fermion").option("versionAsOf", old).load(path).count()
-    spark.range(10).write.format("fermion").mode("append").save(path)  # the next writer carries on
+    spark.range(10).selectExpr("id", "uuid() as u").write.format("fermion").mode("append").save(path)  # the next writer carries on
     assert FermionDataset(spark, path).latest_version() == v + 1
 
 
