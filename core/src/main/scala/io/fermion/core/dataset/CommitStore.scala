@@ -181,9 +181,10 @@ object CommitStores {
   val ConditionalPut = "conditionalPut"
   val External = "external"
   val Kinds: Seq[String] = Seq(Auto, Link, Rename, ConditionalPut, External)
+  require(Kinds == io.fermion.core.options.OptionRegistry.CommitStoreKinds, "the option registry lists every store")
 
   /** Hadoop's createFile() option for an atomic create-if-absent checked at close. */
-  val ConditionalCreateOption = "fs.option.create.conditional.overwrite"
+  val ConditionalCreateOption: String = FileWrites.ConditionalCreateOption
 
   def forDataset(root: Path, fs: FileSystem, conf: Configuration): CommitStore = {
     kindOf(root, conf) match {

@@ -5,8 +5,8 @@ import java.util.Locale
 import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.EncodingSet
 
-/** Every option Fermion accepts, in one place. Readers ([[io.fermion.core.read.ReaderOptions]]),
-  * writers ([[io.fermion.core.write.WriterOptions]]), the unknown-key check ([[checkKnown]]) and the
+/** Every option Fermion accepts, in one place. Readers (`read.ReaderOptions`),
+  * writers (`write.WriterOptions`), the unknown-key check ([[checkKnown]]) and the
   * README's option tables ([[markdownTable]]) are all derived from this list; a test keeps the
   * README equal to the tables generated from it. */
 object OptionRegistry {
@@ -185,6 +185,9 @@ object OptionRegistry {
 
   // ---- storage settings (Hadoop configuration keys) ----
 
+  /** The values of `fermion.commitStore` (the dataset layer's CommitStores checks it lists them all). */
+  val CommitStoreKinds: Seq[String] = Seq("auto", "link", "rename", "conditionalPut", "external")
+
   val CommitStore: OptionSpec[String] = spec(
     "fermion.commitStore",
     Storage,
@@ -195,9 +198,8 @@ object OptionRegistry {
       "manifest store, for stores without an atomic create)"
   )(v =>
     within(
-      io.fermion.core.dataset.CommitStores.Kinds.exists(_.equalsIgnoreCase(v.trim)),
-      "expected one of " +
-        io.fermion.core.dataset.CommitStores.Kinds.mkString(", ")
+      CommitStoreKinds.exists(_.equalsIgnoreCase(v.trim)),
+      "expected one of " + CommitStoreKinds.mkString(", ")
     )(v.trim)
   )
   val CommitStoreVerify: OptionSpec[Boolean] = spec(
@@ -217,8 +219,9 @@ object OptionRegistry {
   val ExternalStoreClass: OptionSpec[String] = spec(
     "fermion.externalStore.class",
     Storage,
-    "`io.fermion.core.dataset.FileSystemManifestStore`",
-    "`external`: the `ExternalManifestStore` implementation (a class with a `Configuration` constructor)"
+    "the file-system store",
+    "`external`: the class name of another `ExternalManifestStore` implementation (with a Hadoop `Configuration` " +
+      "constructor) than the file-system one, `FileSystemManifestStore` (both in the core's `dataset` package)"
   )(_.trim)
   val LatestVersion: OptionSpec[String] = spec(
     "fermion.latestVersion",

@@ -8,10 +8,13 @@ import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, Path, StreamCapabil
   * create with `overwrite = false` is cheap (one system call, one NameNode RPC) and refuses an
   * existing name. On object stores the same call costs existence probes (S3A: HEAD and LIST
   * requests) that protect nothing: every name Fermion writes there is fresh (a UUID) or written
-  * through a [[io.fermion.core.dataset.CommitStore]], so files are created without those probes
+  * through the dataset layer's commit store, so files are created without those probes
   * (`fs.s3a.create.performance`). Contents are synced (`hsync`) where the stream can sync; an
   * object store makes a file durable when `close()` uploads it. */
 object FileWrites {
+
+  /** Hadoop's createFile() option for an atomic create-if-absent checked at close. */
+  val ConditionalCreateOption = "fs.option.create.conditional.overwrite"
 
   /** S3A's createFile() option that skips the existence and parent-directory probes. */
   val CreatePerformanceOption = "fs.s3a.create.performance"
@@ -36,8 +39,8 @@ object FileWrites {
     * `fs.option.create.conditional.overwrite`); fails if the stream cannot promise it. */
   def createConditional(fs: FileSystem, p: Path): FSDataOutputStream = {
     val out = fs.createFile(p).recursive().overwrite(true).opt(CreatePerformanceOption, true)
-      .opt(io.fermion.core.dataset.CommitStores.ConditionalCreateOption, true).build()
-    if (!out.hasCapability(io.fermion.core.dataset.CommitStores.ConditionalCreateOption)) {
+      .opt(ConditionalCreateOption, true).build()
+    if (!out.hasCapability(ConditionalCreateOption)) {
       abort(out)
       throw new IOException(s"the stream writing $p does not offer a conditional create")
     }

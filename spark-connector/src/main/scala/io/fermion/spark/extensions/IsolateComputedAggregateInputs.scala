@@ -36,8 +36,10 @@ object IsolateComputedAggregateInputs extends Rule[LogicalPlan] {
       val byInput = inputs.zip(aliases.map(_.toAttribute)).toMap
       val rewritten = agg.aggregateExpressions.map(_.transformDown {
         case a: AggregateExpression =>
-          a.copy(aggregateFunction = a.aggregateFunction.mapChildren(c => byInput.getOrElse(c, c))
-            .asInstanceOf[org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction])
+          a.copy(aggregateFunction =
+            a.aggregateFunction.mapChildren(c => byInput.getOrElse(c, c))
+              .asInstanceOf[org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction]
+          )
       }.asInstanceOf[NamedExpression])
       agg.copy(aggregateExpressions = rewritten, child = Project(agg.child.output ++ aliases, agg.child))
   }
