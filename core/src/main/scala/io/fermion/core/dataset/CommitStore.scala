@@ -78,7 +78,7 @@ final class RenameCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) 
 }
 
 /** Object stores with a conditional PUT (S3 `If-None-Match: *`, through S3A's
-  * `createFile(path).opt("fs.option.create.conditional.overwrite", true)`, Hadoop 3.4.2+): the
+  * `createFile(path).opt("fs.option.create.conditional.overwrite", true)`, HADOOP-19256, hadoop-aws 3.5.0): the
   * object is written at its final name in one request that the store refuses (HTTP 412) when the
   * name exists. No staging file, no rename. A refusal surfaces at `close()` as S3A's
   * `RemoteFileChangedException`; S3 answers 409 (`ConditionalRequestConflict`) when two
@@ -209,7 +209,7 @@ object CommitStores {
     if (!capable) throw new FermionCommitStoreException(
       root.toString,
       s"the file system '${fs.getUri.getScheme}' offers no atomic create-if-absent " +
-        s"(${if (explicit) s"$Setting=$ConditionalPut, but " else ""}no conditional create: S3A needs Hadoop 3.4.2+ with " +
+        s"(${if (explicit) s"$Setting=$ConditionalPut, but " else ""}no conditional create: S3A needs hadoop-aws 3.5.0 with " +
         s"fs.s3a.create.conditional.enabled=true, the default), so concurrent commits could be lost. Set $Setting=$External " +
         s"and ${ExternalCommitStore.DirSetting}=<a directory on a file system with atomic create (local, HDFS)> to " +
         "coordinate commits through an external manifest store"
