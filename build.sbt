@@ -90,6 +90,18 @@ lazy val benchmarks = (project in file("benchmarks"))
     run / baseDirectory := (ThisBuild / baseDirectory).value
   )
 
+/** Not part of the product: resolves hadoop-aws and the slim AWS SDK modules from Maven Central so
+  * that the end-to-end tests can reach a local S3 server through S3A (`dev/s3a-jars` writes the
+  * list of jars that the PySpark test session adds to `spark.jars`). */
+lazy val s3aTestJars = (project in file("tests/s3a-jars"))
+  .settings(
+    name := "fermion-s3a-test-jars",
+    publish / skip := true,
+    crossPaths := false,
+    autoScalaLibrary := false,
+    libraryDependencies ++= Dependencies.s3aTestJars
+  )
+
 lazy val root = (project in file("."))
   .aggregate(core, sparkConnector, benchmarks)
   .settings(

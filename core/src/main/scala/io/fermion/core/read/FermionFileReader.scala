@@ -403,6 +403,10 @@ object FermionFileReader {
   def open(path: Path, conf: Configuration, options: ReaderOptions): FermionFileReader =
     open(HadoopInputFile.open(path, conf), options)
 
+  /** [[open]] of a file whose length is known (from a listing): no status request. */
+  def open(path: Path, conf: Configuration, options: ReaderOptions, length: Long): FermionFileReader =
+    open(HadoopInputFile.open(path, conf, length), options)
+
   /** Opens `input` and validates footer and metadata; closes `input` if that fails. */
   def open(input: InputFile, options: ReaderOptions): FermionFileReader =
     try openUnsafe(input, options)

@@ -5,7 +5,7 @@ import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.dataset.{FermionDataset, ManifestPublisher, Operation}
+import io.fermion.core.dataset.{FermionDataset, Operation}
 import io.fermion.core.scan.{ReadAt, Snapshot}
 import io.fermion.spark.{FermionDatasets, FermionOptions, FermionTable, FermionTableSchema, SparkTypeMapping}
 import io.fermion.spark.write.WriteIntent
@@ -320,7 +320,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
   /** Commits `schema` as the first version of a new dataset (no rows). */
   private def createDataset(path: String, schema: StructType, props: Map[String, String]): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))
     ds.commit(0, Operation.Create(SparkTypeMapping.toFermion(schema), IndexedSeq.empty), config)
   }
@@ -419,7 +419,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
     * declared schema as a version without rows. */
   private def commitEmpty(path: String, schema: StructType, props: Map[String, String], intent: WriteIntent): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val fermion = SparkTypeMapping.toFermion(schema)
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))
     intent match {

@@ -43,7 +43,7 @@ object ParquetToFermion {
     val settings = FieldWriteSettings.resolve(schema, FermionOptions.writerOptions(options))
     val conf = spark.sparkContext.hadoopConfiguration
     val ds = new FermionDataset(new Path(dst), conf)
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val snapshot = Snapshot.open(dst, conf)
     val readVersion = snapshot.version.getOrElse(0L)
     if (snapshot.isDataset && !overwrite)
