@@ -11,6 +11,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from conftest import rows_of
+from fermion_spark import errors
 from fermion_spark.dataset import FermionDataset
 
 
@@ -41,7 +42,7 @@ def test_every_write_is_a_version_and_old_versions_stay_readable(spark, tmp_tabl
     ds.create_tag("before-overwrite", 2)
     assert ds.tags() == {"before-overwrite": 2}
     assert ids(read().option("tag", "before-overwrite").load(path)) == list(range(15))
-    with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+    with pytest.raises(errors.FermionVersionNotFoundError):
         read().option("versionAsOf", 9).load(path).collect()
     with pytest.raises(Exception, match="at most one of"):
         read().option("versionAsOf", 1).option("tag", "x").load(path).collect()
@@ -106,7 +107,7 @@ def test_sql_time_travel_and_alter_table(spark, tmp_table):
         spark.sql("ALTER TABLE tt DROP COLUMN note")
         assert spark.table("tt").columns == ["id", "ten_times"]
         assert spark.sql("SELECT * FROM tt VERSION AS OF 1").columns == ["id", "v"]
-        with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+        with pytest.raises(errors.FermionVersionNotFoundError):
             spark.sql("SELECT * FROM tt VERSION AS OF 99").collect()
     finally:
         spark.sql("DROP TABLE tt")
@@ -147,7 +148,7 @@ def test_compaction_and_cleanup(spark, tmp_table):
     assert [r.version for r in ds.versions().orderBy("version").collect()] == [3, after]
     assert ids(spark.read.format("fermion").load(path)) == expected
     assert ids(spark.read.format("fermion").option("tag", "third").load(path)) == list(range(300))
-    with pytest.raises(Exception, match="FermionVersionNotFoundException"):
+    with pytest.raises(errors.FermionVersionNotFoundError):
         spark.read.format("fermion").option("versionAsOf", 2).load(path).collect()
 
 
@@ -307,6 +308,7 @@ WRITER = textwrap.dedent("""
     path, worker, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     spark = configure_spark_with_fermion(SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")).getOrCreate()
     from fermion_spark.dataset import FermionDataset
+    from fermion_spark.errors import FermionCommitConflictError
     ds = FermionDataset(spark, path)
     for i in range(n):
         start = worker * 1_000_000 + i * 100
@@ -315,9 +317,7 @@ WRITER = textwrap.dedent("""
         try:
             ds.delete(f"id = {start}")
             print("deleted", start, flush=True)
-        except Exception as e:
-            if "FermionCommitConflictException" not in str(e):
-                raise
+        except FermionCommitConflictError:
             print("conflict", start, flush=True)
     spark.stop()
 """)
@@ -392,14 +392,14 @@ def test_damaged_dataset_metadata_fails_with_typed_errors(spark, tmp_table):
     blob = bytearray(open(os.path.join(versions, latest), "rb").read())
     blob[30] ^= 0x20
     open(os.path.join(versions, latest), "wb").write(bytes(blob))
-    with pytest.raises(Exception, match="InvalidFermionDatasetException.*CRC32"):
+    with pytest.raises(errors.InvalidFermionDatasetError, match="CRC32"):
         spark.read.format("fermion").load(path).collect()
     assert ids(spark.read.format("fermion").option("versionAsOf", 1).load(path)) == list(range(1000))
     blob[30] ^= 0x20
     open(os.path.join(versions, latest), "wb").write(bytes(blob))
     for d in deletions:
         open(d, "wb").write(b"not an arrow file")
-    with pytest.raises(Exception, match="InvalidFermionDatasetException.*deletion file"):
+    with pytest.raises(errors.InvalidFermionDatasetError, match="deletion file"):
         spark.read.format("fermion").load(path).collect()
     with pytest.raises(Exception, match="versionAsOf"):
         spark.read.format("fermion").option("versionAsOf", "latest").load(path).collect()

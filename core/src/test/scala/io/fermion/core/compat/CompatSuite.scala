@@ -106,7 +106,7 @@ class CompatSuite extends AnyFunSuite {
         assert(exp.head == "# " + m.schema.fields.map(_.name).mkString(","), s"version $n schema")
         assert(Render.datasetRows(ds, m, TestFiles.allocator) == exp.tail, s"version $n rows")
       }
-      assert(ds.resolve(None, None, Some("with-bucket")).get.version == 5)
+      assert(ds.tagVersion("with-bucket") == 5)
       assert(ds.manifest(4).fragments.flatMap(_.deletion).map(_.kind).toSet == Set(
         DeletionFile.ArrowArray,
         DeletionFile.RoaringBitmap

@@ -355,7 +355,9 @@ object SoakMain {
       val dirPath = ds.resolvePath(d)
       if (!ds.fs.exists(dirPath)) Nil
       else ds.fs.listStatus(dirPath).toSeq.map(_.getPath).filter { p =>
-        if (d == DatasetLayout.VersionsDir) DatasetLayout.versionOf(p.getName).isEmpty
+        // In _versions/ only manifests and the latest-version hint belong.
+        if (d == DatasetLayout.VersionsDir)
+          DatasetLayout.versionOf(p.getName).isEmpty && p.getName != VersionHint.FileName
         else !referenced.contains(p.toUri.getPath)
       }
     }

@@ -102,10 +102,15 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val declared = checked(ident, columns, partitions, props)
       val withLocation = locate(ident, props)
       val path = withLocation(TableCatalog.PROP_LOCATION)
-      val existing = FermionTableSchema.of(snapshot(path))
+      val found = snapshot(path)
+      val existing = FermionTableSchema.of(found)
+      // A directory of loose files (no dataset) is read with the declared columns, as Parquet's:
+      // those no file has read as null.
+      val loose = existing.isDefined && !found.isDataset
       // CREATE TABLE t USING fermion LOCATION '...' without columns: the dataset's; with columns:
       // they must be the dataset's (nullability aside), as Spark checks for its own sources.
       val schema = (existing, declared.isEmpty) match {
+        case (Some(_), false) if loose => declared
         case (Some(s), true) => s
         case (None, true) =>
           throw new IllegalArgumentException(
@@ -264,8 +269,14 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
 
   /** A catalog entry's table at `snap`: the dataset's columns with what the catalog declared
     * (nullability, comments, CHAR/VARCHAR), its properties and options. */
-  private def catalogTable(ident: Identifier, entry: Table, snap: Snapshot): FermionTable = {
+  private def catalogTable(ident: Identifier, entry: Table, found: Snapshot): FermionTable = {
     val declared = StructType(entry.columns().map(columnToField))
+    // Loose files are read with the declared columns, found in each file by name (null where a
+    // file lacks one), as a Parquet table over a directory is.
+    val snap =
+      if (found.isDataset || !found.exists) found
+      else
+        found.copy(schema = Some(SparkTypeMapping.toFermion(StructType(declared.fields.map(_.copy(nullable = true))))))
     val schema = FermionTableSchema.of(snap).map(FermionTableSchema.withDeclared(_, declared)).getOrElse(declared)
     val props = entry.properties.asScala.toMap.filter { case (k, _) => !k.equalsIgnoreCase("option.path") }
     new FermionTable(

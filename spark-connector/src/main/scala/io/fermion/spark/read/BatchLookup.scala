@@ -29,9 +29,11 @@ object BatchLookup {
     }
     def cmp(op: String, v: Long): Option[BatchSelection] = op match {
       case "=" | "<=>" => Some(BatchSelection(Some(Set(v)), None, None))
-      case "<" => if (v == Long.MinValue) Some(BatchSelection(Some(Set.empty), None, None)) else Some(BatchSelection(None, None, Some(v - 1)))
+      case "<" => if (v == Long.MinValue) Some(BatchSelection(Some(Set.empty), None, None))
+        else Some(BatchSelection(None, None, Some(v - 1)))
       case "<=" => Some(BatchSelection(None, None, Some(v)))
-      case ">" => if (v == Long.MaxValue) Some(BatchSelection(Some(Set.empty), None, None)) else Some(BatchSelection(None, Some(v + 1), None))
+      case ">" => if (v == Long.MaxValue) Some(BatchSelection(Some(Set.empty), None, None))
+        else Some(BatchSelection(None, Some(v + 1), None))
       case ">=" => Some(BatchSelection(None, Some(v), None))
       case _ => None
     }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.write.{
   BatchWrite, LogicalWriteInfo, SupportsDynamicOverwrite, SupportsTruncate, Write, WriteBuilder
 }
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
-import org.apache.spark.sql.connector.expressions.{Expressions, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.expressions.{Expression, Expressions, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering
 import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, StructType}
 
@@ -105,9 +105,11 @@ final class FermionWriteBuilder(
           override def description(): String = s"FermionWrite($path, $finalIntent)"
         }
       case Some(k) =>
-        // Each task's rows sorted by the key, so that every key's rows form one batch.
+        // Every key's rows in one task (Spark shuffles by the key), sorted by it, so that each key's
+        // rows form one batch whatever the input's partitioning.
         new Write with RequiresDistributionAndOrdering {
-          override def requiredDistribution(): Distribution = Distributions.unspecified()
+          override def requiredDistribution(): Distribution =
+            Distributions.clustered(Array[Expression](Expressions.column(schema(k).name)))
           override def requiredOrdering(): Array[SortOrder] =
             Array(Expressions.sort(Expressions.column(schema(k).name), SortDirection.ASCENDING))
           override def toBatch: BatchWrite = batchWrite
