@@ -41,7 +41,12 @@ lazy val core = (project in file("core"))
   .settings(
     name := "fermion-core",
     libraryDependencies ++= Dependencies.core,
-    testSettings
+    testSettings,
+    // Programs in the test sources (dev/fuzz, dev/soak, dev/compat-corpus) run in their own JVM,
+    // which starts child JVMs on the same class path.
+    Test / run / fork := true,
+    Test / run / javaOptions ++= jdk17Opens ++ Seq("-Xmx2g", "-Dio.netty.tryReflectionSetAccessible=true"),
+    Test / run / baseDirectory := (ThisBuild / baseDirectory).value
   )
 
 lazy val sparkConnector = (project in file("spark-connector"))
@@ -83,6 +88,18 @@ lazy val benchmarks = (project in file("benchmarks"))
     run / fork := true,
     run / javaOptions ++= jdk17Opens ++ Seq("-Xmx4g", "-Dio.netty.tryReflectionSetAccessible=true"),
     run / baseDirectory := (ThisBuild / baseDirectory).value
+  )
+
+/** Not part of the product: resolves hadoop-aws and the slim AWS SDK modules from Maven Central so
+  * that the end-to-end tests can reach a local S3 server through S3A (`dev/s3a-jars` writes the
+  * list of jars that the PySpark test session adds to `spark.jars`). */
+lazy val s3aTestJars = (project in file("tests/s3a-jars"))
+  .settings(
+    name := "fermion-s3a-test-jars",
+    publish / skip := true,
+    crossPaths := false,
+    autoScalaLibrary := false,
+    libraryDependencies ++= Dependencies.s3aTestJars
   )
 
 lazy val root = (project in file("."))

@@ -8,6 +8,7 @@
 #   benchmarks/run.sh filters [--rows N]
 #   benchmarks/run.sh take [--rows N] [--blob-rows N]   (pylance from benchmarks/requirements.txt)
 #   benchmarks/run.sh batch [--rows N]
+#   benchmarks/run.sh convert [--rows N]      fermion convert of the 6M-row lineitem, both ways (not part of "all")
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

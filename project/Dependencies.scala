@@ -7,6 +7,7 @@ object Dependencies {
   val roaringVersion = "1.6.10"
   val hadoopVersion = "3.5.0"
   val scalaTestVersion = "3.2.19"
+  val jacksonVersion = "2.21.2"
 
   /** The format core: Arrow, zstd, RoaringBitmap and Hadoop's FileSystem API, all supplied at
     * run time by Spark (Provided), never bundled. */
@@ -16,7 +17,12 @@ object Dependencies {
     "com.github.luben" % "zstd-jni" % zstdJniVersion % Provided,
     "org.roaringbitmap" % "RoaringBitmap" % roaringVersion % Provided,
     "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion % Provided,
+    // `fermion inspect --json` (Spark ships Jackson).
+    "com.fasterxml.jackson.core" % "jackson-core" % jacksonVersion % Provided,
     "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion % Test,
+    // A real HDFS (NameNode + DataNode in the test JVM) for the commit-protocol suites: the shaded
+    // minicluster matches hadoop-client-api/runtime, so nothing on the test class path clashes.
+    "org.apache.hadoop" % "hadoop-client-minicluster" % hadoopVersion % Test,
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test
   )
 
@@ -29,6 +35,32 @@ object Dependencies {
     "org.apache.hadoop" % "hadoop-client-api" % hadoopVersion,
     "org.apache.hadoop" % "hadoop-client-runtime" % hadoopVersion
   )
+
+  /** The AWS SDK v2 release hadoop-aws 3.5.0 is built against (`aws-java-sdk-v2.version` in
+    * hadoop-project 3.5.0; it depends on the ~600 MB `bundle`, which these slim modules replace). */
+  val awsSdkVersion = "2.35.4"
+
+  /** S3A for the end-to-end tests against a local S3 server: never a dependency of the jar we
+    * ship (users bring hadoop-aws, as for Parquet on S3). What Spark already ships (Netty, Apache
+    * HttpClient, SLF4J, commons-*) is left out so that one copy of each is on the class path. */
+  val s3aTestJars: Seq[ModuleID] = {
+    val sparkHas = Seq(
+      ExclusionRule("io.netty"),
+      ExclusionRule("org.apache.httpcomponents"),
+      ExclusionRule("org.slf4j"),
+      ExclusionRule("commons-codec"),
+      ExclusionRule("commons-logging")
+    )
+    Seq(
+      ("org.apache.hadoop" % "hadoop-aws" % hadoopVersion).intransitive(),
+      "software.amazon.awssdk" % "s3" % awsSdkVersion excludeAll (sparkHas: _*),
+      "software.amazon.awssdk" % "sts" % awsSdkVersion excludeAll (sparkHas: _*),
+      "software.amazon.awssdk" % "s3-transfer-manager" % awsSdkVersion excludeAll (sparkHas: _*),
+      "software.amazon.awssdk" % "apache-client" % awsSdkVersion excludeAll (sparkHas: _*),
+      "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion excludeAll (sparkHas: _*),
+      "software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" excludeAll (sparkHas: _*)
+    )
+  }
 
   val connectorTest: Seq[ModuleID] = Seq(
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test

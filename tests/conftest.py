@@ -1,8 +1,15 @@
 """End-to-end tests: PySpark driving the installed fermion-spark wheel (jar inside)."""
+import json
 import math
 import os
+import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -10,10 +17,29 @@ from pyspark.sql import SparkSession
 from fermion_spark import configure_spark_with_fermion
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def s3a_jars():
+    """hadoop-aws 3.5.0 and the AWS SDK v2 modules it needs, resolved from Maven Central once by
+    dev/s3a-jars (cached in build/). Test-only: the Fermion jar does not ship them."""
+    out = subprocess.run([str(ROOT / "dev" / "s3a-jars")], check=True, capture_output=True, text=True).stdout
+    jars = [line for line in out.splitlines() if line.endswith(".jar")]
+    assert any("hadoop-aws-" in j for j in jars), out
+    return jars
+
+
+def with_s3a(builder, jars):
+    """Puts the S3A jars on spark.jars and the driver and executor class paths."""
+    return (builder.config("spark.jars", ",".join(jars))
+            .config("spark.driver.extraClassPath", os.pathsep.join(jars))
+            .config("spark.executor.extraClassPath", os.pathsep.join(jars)))
+
+
 @pytest.fixture(scope="session")
 def spark():
     warehouse = tempfile.mkdtemp(prefix="fermion-warehouse-")
-    builder = (SparkSession.builder.master("local[2]").appName("fermion-e2e")
+    builder = (with_s3a(SparkSession.builder, s3a_jars()).master("local[2]").appName("fermion-e2e")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
@@ -23,6 +49,62 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+class S3Server:
+    """The local S3-compatible server (tests/s3_server.py: moto) and the S3A settings that reach it."""
+
+    def __init__(self, endpoint, proc):
+        self.endpoint = endpoint
+        self.proc = proc
+        self.settings = {
+            "fs.s3a.endpoint": endpoint,
+            "fs.s3a.endpoint.region": "us-east-1",
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "false",
+            "fs.s3a.access.key": "testing",
+            "fs.s3a.secret.key": "testing",
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        }
+
+    def create_bucket(self, name):
+        import boto3
+        boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="testing",
+                     aws_secret_access_key="testing", region_name="us-east-1").create_bucket(Bucket=name)
+        return name
+
+    def requests(self):
+        """The S3 requests received since the last reset: dicts of method, path, query, range."""
+        return json.load(urllib.request.urlopen(self.endpoint + "/__fermion__/requests"))
+
+    def reset(self):
+        urllib.request.urlopen(urllib.request.Request(self.endpoint + "/__fermion__/reset", method="POST")).read()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def s3(spark):
+    """A local S3 server started for this test session, with a bucket `fermion-test`; the Spark
+    session's Hadoop configuration reaches it through S3A."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "s3_server.py"), str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready", "the S3 server did not start"
+        server = S3Server(f"http://127.0.0.1:{port}", proc)
+        server.create_bucket("fermion-test")
+        hconf = spark.sparkContext._jsc.hadoopConfiguration()
+        for k, v in server.settings.items():
+            hconf.set(k, v)
+        yield server
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 @pytest.fixture

@@ -61,3 +61,20 @@ def test_aggregates_over_expressions_match_parquet(spark, agg_table, tmp_path, e
     spark.read.format("fermion").load(agg_table).write.parquet(parquet)
     assert spark.read.format("fermion").load(agg_table).selectExpr(expr).collect() == \
         spark.read.parquet(parquet).selectExpr(expr).collect()
+
+
+def test_count_of_empty_strings_and_nulls(spark, tmp_table):
+    """Issue 13 (a): a string column of only empty strings and nulls has no null count in its
+    CMB (OFFSETS and DATA are USE_DEFAULT); count(s) counts the VALIDITY bits instead of failing."""
+    df = spark.range(3000).selectExpr("id", "CASE WHEN id % 3 = 0 THEN NULL ELSE '' END AS s",
+                                      "CASE WHEN id % 3 = 0 THEN NULL ELSE X'' END AS b")
+    path = tmp_table("empty-strings")
+    df.write.format("fermion").option("stripeRows", "1000").save(path)
+    t = spark.read.format("fermion").load(path)
+    pushed = t.selectExpr("count(s)", "count(b)", "count(*)")
+    assert "MetadataAggregates" in plan_of(pushed), plan_of(pushed)
+    parquet = str(path) + "-parquet"
+    df.write.parquet(parquet)
+    expected = spark.read.parquet(parquet).selectExpr("count(s)", "count(b)", "count(*)").collect()
+    assert [tuple(r) for r in expected] == [(2000, 2000, 3000)]
+    assert pushed.collect() == expected

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from conftest import rows_of
-from fermion_spark.errors import InvalidFermionDatasetError
+from fermion_spark import errors
 
 
 def loose_dir(spark, tmp_path, fmt):
@@ -63,9 +63,9 @@ def test_conflicting_types_fail_clearly_when_merging(spark, tmp_path):
         spark.range(3).selectExpr(expr).coalesce(1).write.format("fermion").save(str(staging))
         [src] = glob.glob(str(staging / "data" / "*.fermion"))
         shutil.copy(src, out / f"{i}.fermion")
-    with pytest.raises(InvalidFermionDatasetError, match=r"(?s)`a`"):
+    with pytest.raises(errors.InvalidFermionDatasetError, match=r"`a`"):
         spark.read.format("fermion").option("mergeSchema", "true").load(str(out)).collect()
-    with pytest.raises(InvalidFermionDatasetError, match=r"(?s)1\.fermion"):
+    with pytest.raises(errors.InvalidFermionDatasetError, match=r"1\.fermion"):
         spark.read.format("fermion").load(str(out)).collect()
 
 

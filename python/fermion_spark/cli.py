@@ -1,10 +1,25 @@
-"""``fermion-spark``: the package's command line.
+"""``fermion`` (also ``fermion-spark``): the package's command line.
 
-    fermion-spark jar        print the plugin jar's path (for spark-submit --jars)
-    fermion-spark version    print fermion-spark, Spark line and installed PySpark versions
-    fermion-spark demo ...   run the demo job (see ``fermion-spark demo --help``)
+    fermion convert ...      Parquet <-> Fermion on Spark (``fermion convert --help``)
+    fermion inspect PATH     a Fermion file's or dataset's metadata (``fermion inspect --help``)
+    fermion jar              print the plugin jar's path (for spark-submit --jars)
+    fermion version          print fermion-spark, Spark line and installed PySpark versions
+    fermion demo ...         run the demo job (see ``fermion demo --help``)
+
+``convert`` runs ``spark-submit --class io.fermion.spark.tools.FermionCli`` from PySpark's own bin
+(local[*] unless ``--master`` says otherwise; ``--conf``, ``--driver-memory`` and
+``--executor-memory`` go to spark-submit too); ``inspect`` runs the core library on ``java`` with
+PySpark's jars (no Spark). Python itself reads and writes nothing.
 """
+import subprocess
 import sys
+
+
+def _run(cmd, env=None):
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 130
 
 
 def main(argv=None):
@@ -24,6 +39,14 @@ def main(argv=None):
     elif command == "demo":
         from fermion_spark import demo
         demo.main(argv)
+    elif command == "inspect":
+        from fermion_spark import tools
+        return _run(tools.java_command("io.fermion.core.inspect.InspectCommand", argv))
+    elif command == "convert":
+        from fermion_spark import tools
+        fermion_spark.check_pyspark_version()
+        cmd = tools.spark_submit_command("convert", argv)
+        return _run(cmd, tools.spark_submit_env(cmd))
     else:
         print(__doc__)
         return 0 if command in ("help", "-h", "--help") else 2

@@ -13,7 +13,7 @@ methods, and also when the error happened in a task and Spark wrapped it in a jo
     except FermionCommitConflictError:
         ...  # another job changed the same rows: nothing was committed, run it again
     except FermionError as e:
-        print(e)  # one line, e.g. "FermionVersionNotFoundException: version 9 does not exist ..."
+        print(e)  # one line, e.g. "version 9 does not exist (versions: 1 to 3) [dataset=...]"
 
 Every class derives from :class:`FermionError`, which derives from PySpark's ``CapturedException``
 (so ``getCondition()`` and the JVM stack trace, with ``spark.sql.pyspark.jvmStacktrace.enabled``,
@@ -25,7 +25,9 @@ are there as for Spark's own errors). The hierarchy mirrors the JVM's:
 - ``FermionDatasetError``: the table layer — ``FermionCommitConflictError`` (a concurrent
   incompatible commit, or a dataset created by another job meanwhile: nothing was committed),
   ``FermionVersionNotFoundError`` (no such version, time or tag), ``InvalidFermionDatasetError``
-  (a damaged manifest, transaction or deletion file).
+  (a damaged manifest, transaction or deletion file), ``FermionDatasetNotFoundError`` (no dataset
+  at the path), ``FermionRowNotFoundError`` (a row taken by position, id or address that the
+  version does not hold), ``FermionCommitStoreError`` (storage without a safe way to commit).
 
 Importing ``fermion_spark`` installs the conversion (:func:`install`); it wraps PySpark's own
 conversion of JVM exceptions and changes nothing for other errors.
@@ -74,6 +76,19 @@ class InvalidFermionDatasetError(FermionDatasetError):
     """A manifest, transaction or deletion file cannot be decoded."""
 
 
+class FermionDatasetNotFoundError(FermionDatasetError):
+    """The path holds no Fermion dataset where one is needed."""
+
+
+class FermionRowNotFoundError(FermionDatasetError):
+    """A row asked for by position, row id or address is not in the version (deleted or past the end)."""
+
+
+class FermionCommitStoreError(FermionDatasetError):
+    """The storage cannot commit safely as configured (no atomic create and no external manifest
+    store); the message names the setting to change. Nothing was committed."""
+
+
 #: JVM class -> Python class, most specific first.
 _CLASSES = [
     ("io.fermion.core.errors.InvalidFermionFileException", InvalidFermionFileError),
@@ -84,6 +99,9 @@ _CLASSES = [
     ("io.fermion.core.dataset.FermionCommitConflictException", FermionCommitConflictError),
     ("io.fermion.core.dataset.FermionVersionNotFoundException", FermionVersionNotFoundError),
     ("io.fermion.core.dataset.InvalidFermionDatasetException", InvalidFermionDatasetError),
+    ("io.fermion.core.dataset.FermionDatasetNotFoundException", FermionDatasetNotFoundError),
+    ("io.fermion.core.dataset.FermionRowNotFoundException", FermionRowNotFoundError),
+    ("io.fermion.core.dataset.FermionCommitStoreException", FermionCommitStoreError),
     ("io.fermion.core.dataset.FermionDatasetException", FermionDatasetError),
 ]
 _BY_NAME = dict(_CLASSES)
@@ -130,5 +148,6 @@ def install():
 __all__ = [
     "FermionError", "FermionFileError", "InvalidFermionFileError", "FermionOffsetOutOfRangeError",
     "FermionChecksumError", "UnsupportedFermionVersionError", "FermionDatasetError",
-    "FermionCommitConflictError", "FermionVersionNotFoundError", "InvalidFermionDatasetError", "install",
+    "FermionCommitConflictError", "FermionVersionNotFoundError", "InvalidFermionDatasetError",
+    "FermionDatasetNotFoundError", "FermionRowNotFoundError", "FermionCommitStoreError", "install",
 ]

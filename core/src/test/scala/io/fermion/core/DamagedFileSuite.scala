@@ -113,6 +113,6 @@ class DamagedFileSuite extends AnyFunSuite {
       c
     })
     val e = expectError[InvalidFermionFileException](f)
-    assert(e.getMessage.contains("does not hold the 1900000000 bytes"), e.getMessage)
+    assert(e.getMessage.contains("records 1900000000 raw bytes"), e.getMessage)
   }
 }

@@ -22,7 +22,7 @@ class OptionRegistrySuite extends AnyFunSuite {
 
   test("the README's option tables are the ones generated from the registry") {
     val text = readme
-    Seq(OptionScope.Write, OptionScope.Dataset, OptionScope.Read).foreach { scope =>
+    Seq(OptionScope.Write, OptionScope.Dataset, OptionScope.Read, OptionScope.Storage).foreach { scope =>
       val table = markdownTable(scope)
       assert(text.contains(table), s"README.md must contain this table (regenerate it from OptionRegistry):\n$table\n")
     }

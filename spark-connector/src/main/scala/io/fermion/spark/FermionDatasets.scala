@@ -34,7 +34,7 @@ object FermionDatasets {
     * any file is written). */
   private def openForChange(path: String): FermionDataset = {
     val ds = open(path)
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     ds
   }
 

@@ -136,7 +136,7 @@ final class FermionTable(
   override def truncateTable(): Boolean = {
     snapshot.manifest.foreach { m =>
       val ds = new FermionDataset(new Path(path), FermionTableSchema.hadoopConf())
-      io.fermion.core.dataset.ManifestPublisher.checkSupported(ds.fs)
+      ds.checkCommitStore()
       ds.deleteAll(m.version, "delete all rows")
     }
     if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)

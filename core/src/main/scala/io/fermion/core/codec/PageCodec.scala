@@ -31,8 +31,11 @@ object PageCodec {
     * is allocated, since page headers carry no CRC). A frame that does not announce its size passes. */
   def announcesSize(codec: Int, src: Array[Byte], off: Int, len: Int, expected: Int): Boolean = codec match {
     case Zstd =>
-      val size = ZstdJni.getFrameContentSize(src, off, len)
-      size == expected || size == -1L // -1: ZSTD_CONTENTSIZE_UNKNOWN
+      // zstd-jni throws on some malformed input: damage is an answer of "no", never an exception.
+      try {
+        val size = ZstdJni.getFrameContentSize(src, off, len)
+        size == expected || size == -1L // -1: ZSTD_CONTENTSIZE_UNKNOWN
+      } catch { case _: RuntimeException => false }
     case _ => true
   }
 
@@ -40,8 +43,11 @@ object PageCodec {
   def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean =
     codec match {
       case Zstd =>
-        val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
-        !ZstdJni.isError(n) && n == expected
+        // zstd-jni raises ZstdException on a corrupt frame (e.g. "Destination buffer is too small").
+        try {
+          val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
+          !ZstdJni.isError(n) && n == expected
+        } catch { case _: RuntimeException => false }
       case _ => false
     }
 }

@@ -34,3 +34,10 @@ final class FermionDatasetNotFoundException(dataset: String, why: String)
 /** A row asked for by address, row id or position that the version does not hold (deleted, past
   * the end, or in a fragment the version does not have). */
 final class FermionRowNotFoundException(dataset: String, what: String) extends FermionDatasetException(dataset, what)
+
+/** The dataset's storage cannot commit safely as configured: it has no atomic create-if-absent
+  * and no external manifest store is set, or a commit-store setting is wrong. The message names the
+  * setting to change (`fermion.commitStore`, `fermion.externalStore.dir`, ...). Nothing was
+  * committed. */
+final class FermionCommitStoreException(dataset: String, message: String, cause: Throwable = null)
+    extends FermionDatasetException(dataset, message, cause)

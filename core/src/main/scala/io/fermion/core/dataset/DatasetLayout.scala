@@ -5,6 +5,7 @@ import org.apache.hadoop.fs.Path
 /** Where things live under a dataset root (docs/table-format.md, "Layout"):
   * {{{
   * data/<uuid>.fermion                      data files
+ * _fermion_data/<uuid>.fermion             data files of an in-place conversion from Parquet
   * _versions/<u64::MAX - version:020>.manifest  one manifest per version (V2 naming)
   * _transactions/<readVersion>-<uuid>.txn   one per commit attempt
   * _deletions/<fragment>-<readVersion>-<random>.{arrow,bin}
@@ -14,6 +15,10 @@ import org.apache.hadoop.fs.Path
   * V2 names sort newest first, so one listing (sorted, as object stores list) finds the latest. */
 object DatasetLayout {
   val DataDir = "data"
+
+  /** Data files of a dataset converted in place from a Parquet directory (`fermion convert
+    * --in-place`): hidden from Parquet readers of the same directory. */
+  val ConvertedDataDir = "_fermion_data"
   val VersionsDir = "_versions"
   val TransactionsDir = "_transactions"
   val DeletionsDir = "_deletions"

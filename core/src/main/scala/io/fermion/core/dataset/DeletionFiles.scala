@@ -49,23 +49,40 @@ object DeletionFiles {
       } finally allocator.close()
   }
 
-  def decode(bytes: Array[Byte], kind: Int, dataset: String, file: String): RoaringBitmap =
+  /** The deleted rows of a deletion file of `kind`. Damage is an [[InvalidFermionDatasetException]]:
+    * a bitmap that does not deserialise exactly (bytes left over, containers out of order), an
+    * Arrow file that does not decode (read through an allocator bounded by the file's own size, so
+    * a damaged buffer length cannot allocate more), a null or an offset not above the previous one. */
+  def decode(bytes: Array[Byte], kind: Int, dataset: String, file: String): RoaringBitmap = {
+    def invalid(why: String): Nothing =
+      throw new InvalidFermionDatasetException(dataset, file, s"deletion file does not decode: $why")
     try kind match {
         case DeletionFile.RoaringBitmap =>
           val b = new RoaringBitmap()
-          b.deserialize(new DataInputStream(new ByteArrayInputStream(bytes)))
+          val in = new ByteArrayInputStream(bytes)
+          b.deserialize(new DataInputStream(in))
+          if (in.available() != 0) invalid(s"${in.available()} bytes after the bitmap")
+          if (!b.validate()) invalid("the bitmap's containers are not well formed")
           b
         case _ =>
-          val allocator = new RootAllocator()
+          val allocator = new RootAllocator(2L * bytes.length + (1L << 20))
           try {
             val reader =
               new ArrowFileReader(new SeekableReadChannel(new ByteArrayReadableSeekableByteChannel(bytes)), allocator)
             try {
               val b = new RoaringBitmap()
+              var last = -1L
               while (reader.loadNextBatch()) {
                 val v = reader.getVectorSchemaRoot.getVector(0).asInstanceOf[UInt4Vector]
                 var i = 0
-                while (i < v.getValueCount) { b.add(v.get(i)); i += 1 }
+                while (i < v.getValueCount) {
+                  if (v.isNull(i)) invalid(s"row $i is null")
+                  val row = v.get(i) & 0xffffffffL
+                  if (row <= last) invalid(s"offset $row follows $last")
+                  b.add(row.toInt)
+                  last = row
+                  i += 1
+                }
               }
               b
             } finally reader.close()
@@ -76,4 +93,17 @@ object DeletionFiles {
       case e: Exception =>
         throw new InvalidFermionDatasetException(dataset, file, s"deletion file does not decode: $e", e)
     }
+  }
+
+  /** [[decode]], checked against the manifest: the file must delete exactly `deletedRows` rows. */
+  def decode(bytes: Array[Byte], kind: Int, dataset: String, file: String, deletedRows: Long): RoaringBitmap = {
+    val b = decode(bytes, kind, dataset, file)
+    if (b.getLongCardinality != deletedRows)
+      throw new InvalidFermionDatasetException(
+        dataset,
+        file,
+        s"deletion file deletes ${b.getLongCardinality} rows, the manifest says $deletedRows"
+      )
+    b
+  }
 }

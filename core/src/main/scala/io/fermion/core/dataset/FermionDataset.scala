@@ -6,7 +6,7 @@ import java.util.UUID
 
 import io.fermion.core.expr.{ConstantFilter, FilterExpr, FilterValue}
 import io.fermion.core.schema.{FermionField, FermionSchema}
-import io.fermion.core.storage.FileSystems
+import io.fermion.core.storage.{FileSystems, FileWrites, HadoopInputFile}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.roaringbitmap.RoaringBitmap
@@ -15,43 +15,87 @@ import org.roaringbitmap.RoaringBitmap
   * (docs/table-format.md). Readers open a version; writers write their data files first and then
   * [[commit]] an [[Operation]], which publishes the next manifest atomically and, on a lost race,
   * retries over the winners when their transactions allow it. */
-final class FermionDataset(val root: Path, conf: Configuration) {
+final class FermionDataset(val root: Path, val conf: Configuration) {
   val fs: FileSystem = FileSystems.forPath(root, conf)
   val name: String = root.toString
 
+  /** A whole metadata file in one read (on object stores: one HEAD for the length, one GET). */
   private def readAll(p: Path): Array[Byte] = {
-    val len = fs.getFileStatus(p).getLen
+    val status = fs.getFileStatus(p)
+    val len = status.getLen
     if (len > Int.MaxValue - 16)
       throw new InvalidFermionDatasetException(name, p.getName, s"metadata file of $len bytes")
-    val in = fs.open(p)
+    val in =
+      if (FileWrites.isFileSystem(fs)) fs.open(p)
+      else org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+        fs.openFile(p).withFileStatus(status).opt(HadoopInputFile.ReadPolicyOption, "whole-file").build()
+      )
     try { val b = new Array[Byte](len.toInt); in.readFully(0, b); b }
     finally in.close()
   }
 
-  private def writeNew(p: Path, bytes: Array[Byte]): Unit = {
-    val out = fs.create(p, false)
-    try { out.write(bytes); out.hsync() }
-    finally out.close()
-  }
+  private def writeNew(p: Path, bytes: Array[Byte]): Unit = FileWrites.writeNew(fs, p, bytes)
+
+  /** How commits publish on this dataset's storage (chosen on first use: reads never need it). */
+  lazy val commitStore: CommitStore = CommitStores.forDataset(root, fs, conf)
+
+  /** Fails with [[FermionCommitStoreException]] unless this dataset's storage can commit
+    * atomically as configured: checked before a job writes anything. */
+  def checkCommitStore(): Unit = commitStore
+
+  /** The external manifest store, when one coordinates this dataset's commits. */
+  private lazy val external: Option[ExternalCommitStore] =
+    if (CommitStores.kindOf(root, conf) == CommitStores.External) Some(commitStore.asInstanceOf[ExternalCommitStore])
+    else None
 
   /** Committed version numbers, ascending (one listing of `_versions/`). */
   def versionNumbers(): IndexedSeq[Long] = {
     val dir = DatasetLayout.versions(root)
-    try fs.listStatus(dir).iterator.flatMap(s => DatasetLayout.versionOf(s.getPath.getName)).toIndexedSeq.sorted
-    catch { case _: FileNotFoundException => IndexedSeq.empty }
+    val listed =
+      try fs.listStatus(dir).iterator.flatMap(s => DatasetLayout.versionOf(s.getPath.getName)).toIndexedSeq
+      catch { case _: FileNotFoundException => IndexedSeq.empty }
+    // With an external store, the latest version may not be copied to its final name yet.
+    (listed ++ external.flatMap(_.latestVersion())).distinct.sorted
   }
 
   def exists: Boolean = latestVersion().nonEmpty
-  def latestVersion(): Option[Long] = versionNumbers().lastOption
+
+  /** The latest version: from the external store when there is one; else by one listing of
+    * `_versions/` (local file system, HDFS) or, on object stores where a listing is a costly and
+    * not always consistent request, from the `_versions/_latest` hint checked by probing the
+    * names after it (docs/table-format.md 4.1). `fermion.latestVersion` overrides the choice. */
+  def latestVersion(): Option[Long] = external match {
+    case Some(e) => e.latestVersion()
+    case None => if (VersionHint.useHint(fs, conf)) latestByHint() else versionNumbers().lastOption
+  }
+
+  /** Whether version `v` has a manifest: on S3A by opening it (one HEAD request; a status probe
+    * would add a LIST on a miss), elsewhere by its status (some streams open lazily). */
+  private def hasManifest(v: Long): Boolean = {
+    val p = DatasetLayout.manifest(root, v)
+    try { if (fs.getUri.getScheme == "s3a") fs.open(p).close() else fs.getFileStatus(p); true }
+    catch { case _: FileNotFoundException => false }
+  }
+
+  private def latestByHint(): Option[Long] =
+    VersionHint.read(fs, root) match {
+      case Some(h) if hasManifest(h) => Some(VersionHint.probeUp(h, hasManifest))
+      case _ => versionNumbers().lastOption // no hint, or it names a removed version: list once
+    }
+
+  /** Records `version` as the latest in the hint (not with an external store, which knows). */
+  private def writeHint(version: Long): Unit = if (external.isEmpty) VersionHint.write(fs, root, version)
 
   def manifest(version: Long): Manifest = {
     val p = DatasetLayout.manifest(root, version)
     val bytes =
       try readAll(p)
       catch {
-        case _: FileNotFoundException => throw new FermionVersionNotFoundException(
-            name,
-            s"version $version does not exist (versions: ${describe(versionNumbers())})"
+        case _: FileNotFoundException => external.flatMap(_.recoverManifest(version)).getOrElse(
+            throw new FermionVersionNotFoundException(
+              name,
+              s"version $version does not exist (versions: ${describe(versionNumbers())})"
+            )
           )
       }
     val m = ManifestCodec.decode(bytes, name, s"${DatasetLayout.VersionsDir}/${p.getName}")
@@ -59,7 +103,17 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     m
   }
 
-  def latest(): Option[Manifest] = latestVersion().map(manifest)
+  /** The manifest of the latest version. By hint: the hinted version's manifest is read without
+    * checking first that it exists (it is read anyway); a missing one falls back to a listing. */
+  def latest(): Option[Manifest] =
+    if (external.isEmpty && VersionHint.useHint(fs, conf)) VersionHint.read(fs, root) match {
+      case Some(h) =>
+        val v = VersionHint.probeUp(h, hasManifest)
+        try Some(manifest(v))
+        catch { case _: FermionVersionNotFoundException => versionNumbers().lastOption.map(manifest) }
+      case None => versionNumbers().lastOption.map(manifest)
+    }
+    else latestVersion().map(manifest)
 
   private def describe(vs: Seq[Long]): String =
     if (vs.isEmpty) "none" else if (vs.size == 1) vs.head.toString else s"${vs.head} to ${vs.last}"
@@ -99,7 +153,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
 
   def tags: Map[String, Long] = {
     val dir = DatasetLayout.tags(root)
-    try fs.listStatus(dir).iterator.filter(_.isFile).map { s =>
+    try fs.listStatus(dir).iterator.filter(s => s.isFile && !s.getPath.getName.startsWith(".")).map { s =>
         s.getPath.getName -> new String(readAll(s.getPath), StandardCharsets.UTF_8).trim.toLong
       }.toMap
     catch { case _: FileNotFoundException => Map.empty }
@@ -112,15 +166,13 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     )
     manifest(version) // must exist
     val p = new Path(DatasetLayout.tags(root), tag)
-    try writeNew(p, version.toString.getBytes(StandardCharsets.UTF_8))
-    catch {
-      case e: IOException if fs.exists(p) =>
-        throw new IllegalArgumentException(s"tag '$tag' already exists (version ${tags(tag)})", e)
-    }
+    val staging = new Path(DatasetLayout.tags(root), s".tmp-${UUID.randomUUID()}")
+    if (!commitStore.createIfAbsent(p, version.toString.getBytes(StandardCharsets.UTF_8), staging))
+      throw new IllegalArgumentException(s"tag '$tag' already exists (version ${tags.getOrElse(tag, "?")})")
   }
 
   def deleteTag(tag: String): Unit =
-    if (!fs.delete(new Path(DatasetLayout.tags(root), tag), false))
+    if (!commitStore.delete(root, new Path(DatasetLayout.tags(root), tag)))
       throw new FermionVersionNotFoundException(name, s"no tag '$tag'")
 
   // ---- files ----
@@ -142,7 +194,7 @@ final class FermionDataset(val root: Path, conf: Configuration) {
   }
 
   def readDeletionFile(d: DeletionFile): RoaringBitmap =
-    DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path)
+    DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path, d.deletedRows)
 
   // ---- commits ----
 
@@ -158,8 +210,11 @@ final class FermionDataset(val root: Path, conf: Configuration) {
       throw new IllegalArgumentException(s"a create commits over version 0, not $readVersion")
     val uuid = UUID.randomUUID().toString
     val txnName = s"$readVersion-$uuid.txn"
-    fs.mkdirs(DatasetLayout.transactions(root))
-    fs.mkdirs(DatasetLayout.versions(root))
+    val store = commitStore
+    if (FileWrites.isFileSystem(fs)) { // object stores have no directories to make
+      fs.mkdirs(DatasetLayout.transactions(root))
+      fs.mkdirs(DatasetLayout.versions(root))
+    }
     writeNew(
       new Path(DatasetLayout.transactions(root), txnName),
       TransactionCodec.encode(Transaction(readVersion, uuid, op))
@@ -186,8 +241,10 @@ final class FermionDataset(val root: Path, conf: Configuration) {
         )
       val next = FermionDataset.nextManifest(base, op, txnName, config)
       val tmp = new Path(DatasetLayout.versions(root), s".tmp-$uuid-$attempt")
-      writeNew(tmp, ManifestCodec.encode(next))
-      if (ManifestPublisher.publishIfAbsent(fs, tmp, DatasetLayout.manifest(root, next.version))) return next
+      if (store.publishManifest(root, next.version, ManifestCodec.encode(next), tmp) || publishedByThisCommit(next)) {
+        writeHint(next.version)
+        return next
+      }
       Thread.sleep(
         math.min(200L, 2L << math.min(attempt, 6)) + scala.util.Random.nextInt(10)
       ) // lost the race: back off a little
@@ -360,6 +417,14 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     )
   }
 
+  /** Whether the manifest now at `next.version` is this commit's own: a publication that failed
+    * ambiguously (a store's retry after a lost response meets the object its first attempt
+    * created) must not be taken for a lost race, or the commit would be applied twice. The
+    * transaction file name is unique to this commit. */
+  private def publishedByThisCommit(next: Manifest): Boolean =
+    try manifest(next.version).transactionFile == next.transactionFile
+    catch { case _: FermionVersionNotFoundException => false }
+
   // ---- cleanup ----
 
   /** Removes versions committed before `cutoffMillis` (never the latest, never a tagged one), then
@@ -368,11 +433,12 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     * Time travel to a removed version then fails with FermionVersionNotFoundException. With
     * `dryRun` nothing is deleted: the result lists what would be. */
   def cleanup(cutoffMillis: Long, dryRun: Boolean = false): CleanupResult = {
-    ManifestPublisher.checkSupported(fs)
+    checkCommitStore()
     val all = versionNumbers()
     if (all.isEmpty) return CleanupResult(0, 0, 0)
     val tagged = tags.values.toSet
     val latestV = all.last
+    writeHint(latestV) // before any version goes: probing from the hint never crosses a removed one
     val manifests = all.map(v => v -> manifest(v)).toMap
     val (gone, kept) =
       all.partition(v => v != latestV && !tagged.contains(v) && manifests(v).timestampMillis < cutoffMillis)
@@ -384,7 +450,14 @@ final class FermionDataset(val root: Path, conf: Configuration) {
     var files = 0
     var bytes = 0L
     val paths = IndexedSeq.newBuilder[String]
-    for (dir <- Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.TransactionsDir)) {
+    for (
+      dir <- Seq(
+        DatasetLayout.DataDir,
+        DatasetLayout.ConvertedDataDir,
+        DatasetLayout.DeletionsDir,
+        DatasetLayout.TransactionsDir
+      )
+    ) {
       val statuses =
         try fs.listStatus(new Path(root, dir)).toSeq
         catch { case _: FileNotFoundException => Nil }

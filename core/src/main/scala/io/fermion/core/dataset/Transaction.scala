@@ -358,7 +358,12 @@ object TransactionCodec {
     if (major != ManifestCodec.Major) return None
     val readVersion = r.i64("read version")
     val uuid = r.string("uuid")
-    def schema() = SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
+    def schema() =
+      try SchemaCodec.decode(ByteBuffer.wrap(r.bytes("schema")))
+      catch {
+        case e: IllegalArgumentException =>
+          throw new InvalidFermionDatasetException(dataset, file, s"schema does not decode: ${e.getMessage}", e)
+      }
     def ids() = (0 until r.count("fragment ids", 8)).map(_ => r.i64("fragment id")).toSet
     val op: Option[Operation] = r.u8("operation") match {
       case Append => val s = schema(); Some(Operation.Append(s, ManifestCodec.readFragments(r)))

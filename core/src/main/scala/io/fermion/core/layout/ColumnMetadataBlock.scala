@@ -88,7 +88,12 @@ object ColumnMetadataBlock {
   def view(bytes: ByteBuffer): ColumnMetadataBlock =
     new ColumnMetadataBlock(bytes.slice().order(ByteOrder.LITTLE_ENDIAN))
 
-  /** Returns a description of the first inconsistency, or None when the block is well formed. */
+  /** Returns a description of the first inconsistency, or None when the block is well formed.
+    * The block's layout is fully determined by its stream types, descTypes and page counts
+    * (docs/format.md 6.1, 6.5): descriptor arrays follow each other from the end of the stream
+    * directory in stream order, the PageMeta pool follows them in stream, stripe, page order, and
+    * the block ends after the last entry. Every offset is checked to be exactly there, so a
+    * damaged offset or count cannot make one stream read another's descriptors. */
   def validate(cmb: ColumnMetadataBlock, expectedStreamTypes: IndexedSeq[Int], expectedStripes: Int): Option[String] = {
     val expectedStreams = expectedStreamTypes.size
     val size = cmb.byteSize
@@ -99,6 +104,7 @@ object ColumnMetadataBlock {
       return Some(s"CMB has ${cmb.numStripes} stripes, the file has $expectedStripes")
     val dirEnd = HeaderSize.toLong + expectedStripes.toLong * StripeMetaSize + expectedStreams.toLong * StreamMetaSize
     if (dirEnd > size) return Some(s"CMB directory ends at $dirEnd, beyond the block's $size bytes")
+    var cursor = dirEnd
     var s = 0
     while (s < expectedStreams) {
       val d = cmb.descType(s)
@@ -114,27 +120,127 @@ object ColumnMetadataBlock {
       val descSize = d match {
         case DescType.Simple => SimpleChunkDescSize
         case DescType.Full => FullChunkDescSize
-        case DescType.UseDefault | DescType.ForceNull => 0
-        case other => return Some(s"stream $s has unknown descType $other")
+        case _ => 0
       }
       if (descSize > 0) {
         val start = cmb.chunksOffset(s).toLong
-        if (start < dirEnd || start + descSize.toLong * expectedStripes > size)
-          return Some(s"stream $s chunk descriptors at $start fall outside the payload")
-        if (d == DescType.Full) {
-          var st = 0
-          while (st < expectedStripes) {
-            val pages = cmb.fullNumPages(s, st)
-            if (pages > 1) {
-              val pm = cmb.fullPageMetaOffset(s, st).toLong
-              if (pm < dirEnd || pm + pages.toLong * PageMetaSize > size)
-                return Some(s"stream $s stripe $st page metadata at $pm falls outside the payload")
-            }
-            st += 1
-          }
+        if (start != cursor || start + descSize.toLong * expectedStripes > size)
+          return Some(s"stream $s chunk descriptors at $start, expected at $cursor (the block has $size bytes)")
+        cursor += descSize.toLong * expectedStripes
+      } else if (cmb.chunksOffset(s) != 0)
+        return Some(s"stream $s is ${DescType.name(d)} but has chunk descriptors at ${cmb.chunksOffset(s)}")
+      s += 1
+    }
+    // The PageMeta pool: one entry per page of every multi-page FULL chunk, in stream, stripe order.
+    s = 0
+    while (s < expectedStreams) {
+      if (cmb.descType(s) == DescType.Full) {
+        var st = 0
+        while (st < expectedStripes) {
+          val pages = cmb.fullNumPages(s, st)
+          if (pages < 0) return Some(s"stream $s stripe $st has $pages pages")
+          if (pages > 1) {
+            val pm = cmb.fullPageMetaOffset(s, st).toLong
+            if (pm != cursor || pm + pages.toLong * PageMetaSize > size)
+              return Some(s"stream $s stripe $st page metadata at $pm, expected at $cursor (the block has $size bytes)")
+            cursor += pages.toLong * PageMetaSize
+          } else if (cmb.fullPageMetaOffset(s, st) != 0)
+            return Some(
+              s"stream $s stripe $st has $pages page(s) but page metadata at ${cmb.fullPageMetaOffset(s, st)}"
+            )
+          st += 1
         }
       }
       s += 1
+    }
+    if (cursor != size) return Some(s"CMB content ends at $cursor, the block has $size bytes")
+    None
+  }
+
+  /** Checks every chunk descriptor of a validated block against the file: row counts equal the
+    * stripe directory's; each non-empty chunk (with its bloom filter) lies inside its own stripe's
+    * `[dataOffset, dataOffset + dataLength)` and after the column's previous chunk in that stripe
+    * (docs/format.md 5.1, so a descriptor copied from another stripe or stream is refused); a
+    * FULL chunk has pages if and only if it has bytes, at least 20 bytes per page, page sizes that
+    * add up to its length, and null counts within their pages; the all-null sentinel is used only
+    * by VALIDITY. Returns the first problem and the file offset to report it at. */
+  def validateChunks(
+      cmb: ColumnMetadataBlock,
+      expectedStreamTypes: IndexedSeq[Int],
+      stripes: StripeDirectory,
+      blockOffset: Long
+  ): Option[(String, Long)] = {
+    val streams = expectedStreamTypes.size
+    var st = 0
+    while (st < stripes.numStripes) {
+      val rows = stripes.rowCount(st)
+      if (cmb.stripeRowCount(st) != rows)
+        return Some((s"gives stripe $st ${cmb.stripeRowCount(st)} rows, the stripe directory $rows", blockOffset))
+      val lo = stripes.dataOffset(st)
+      val hi = lo + stripes.dataLength(st) // both checked on open: no overflow
+      var prevEnd = lo
+      var s = 0
+      while (s < streams) {
+        val d = cmb.descType(s)
+        if (d == DescType.Simple || d == DescType.Full) {
+          val at = blockOffset + cmb.chunksOffset(s) + st.toLong * (if (d == DescType.Simple) SimpleChunkDescSize
+                                                                    else FullChunkDescSize)
+          val off = cmb.chunkOffset(s, st)
+          val len = cmb.chunkLength(s, stripe = st)
+          var bloom = 0L
+          if (d == DescType.Simple && len == FileLayout.AllNullChunkLength) {
+            if (expectedStreamTypes(s) != StreamType.Validity)
+              return Some((s"stream $s (not VALIDITY) uses the all-null length in stripe $st", at))
+          } else if (d == DescType.Full) {
+            val pages = cmb.fullNumPages(s, st)
+            val nulls = cmb.fullNullCount(s, st)
+            bloom = cmb.fullBloomLength(s, st).toLong
+            if (nulls < 0) return Some((s"stream $s stripe $st has $nulls nulls", at))
+            if (len == 0 && (pages != 0 || bloom != 0))
+              return Some((
+                s"stream $s stripe $st: an empty chunk with $pages pages and a $bloom-byte bloom filter",
+                at
+              ))
+            if (len > 0 && (pages < 1 || pages > len / PageHeader.Size))
+              return Some((s"stream $s stripe $st: $pages pages in a chunk of $len bytes", at))
+            if (bloom < 0) return Some((s"stream $s stripe $st: bloom filter of $bloom bytes", at))
+            if (pages > 1) {
+              val pool = cmb.fullPageMetaOffset(s, st)
+              var total = 0L
+              var p = 0
+              while (p < pages) {
+                val size = cmb.pageSize(pool, p).toLong
+                val rc = cmb.pageRowCount(pool, p)
+                val nc = cmb.pageNullCount(pool, p)
+                if (size < PageHeader.Size || rc < 0 || nc < 0 || nc > rc)
+                  return Some(
+                    (
+                      s"stream $s stripe $st page $p: $size bytes, $rc slots, $nc nulls",
+                      blockOffset + pool + p.toLong * PageMetaSize
+                    )
+                  )
+                total += size
+                p += 1
+              }
+              if (total != len)
+                return Some((s"stream $s stripe $st: pages of $total bytes in a chunk of $len bytes", at))
+            }
+          }
+          if (len > 0 && len != FileLayout.AllNullChunkLength) {
+            if (len < PageHeader.Size) return Some((s"stream $s stripe $st: a chunk of $len bytes", at))
+            if (off < prevEnd || off > hi || hi - off < len + bloom)
+              return Some(
+                (
+                  s"stream $s chunk [$off, +$len${if (bloom > 0) s" +$bloom" else ""}) of stripe $st lies outside the stripe's [$lo, $hi) or before the column's previous chunk",
+                  at
+                )
+              )
+            prevEnd = off + len + bloom
+          }
+        }
+        s += 1
+      }
+      st += 1
     }
     None
   }

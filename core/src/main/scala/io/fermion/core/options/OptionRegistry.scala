@@ -5,8 +5,8 @@ import java.util.Locale
 import io.fermion.core.codec.PageCodec
 import io.fermion.core.encoding.EncodingSet
 
-/** Every option Fermion accepts, in one place. Readers ([[io.fermion.core.read.ReaderOptions]]),
-  * writers ([[io.fermion.core.write.WriterOptions]]), the unknown-key check ([[checkKnown]]) and the
+/** Every option Fermion accepts, in one place. Readers (`read.ReaderOptions`),
+  * writers (`write.WriterOptions`), the unknown-key check ([[checkKnown]]) and the
   * README's option tables ([[markdownTable]]) are all derived from this list; a test keeps the
   * README equal to the tables generated from it. */
 object OptionRegistry {
@@ -226,6 +226,58 @@ object OptionRegistry {
   )(_.trim)
   val Tag: OptionSpec[String] = spec("tag", Read, "", "read the version a tag names")(_.trim)
 
+  // ---- storage settings (Hadoop configuration keys) ----
+
+  /** The values of `fermion.commitStore` (the dataset layer's CommitStores checks it lists them all). */
+  val CommitStoreKinds: Seq[String] = Seq("auto", "link", "rename", "conditionalPut", "external")
+
+  val CommitStore: OptionSpec[String] = spec(
+    "fermion.commitStore",
+    Storage,
+    "`auto`",
+    "how commits publish a version atomically: `auto` (by file system: `link` on a local disk, `rename` on HDFS, " +
+      "`conditionalPut` on stores whose Hadoop connector offers a conditional create, such as S3A; anything else " +
+      "fails with `FermionCommitStoreException`), `link`, `rename`, `conditionalPut`, or `external` (an external " +
+      "manifest store, for stores without an atomic create)"
+  )(v =>
+    within(
+      CommitStoreKinds.exists(_.equalsIgnoreCase(v.trim)),
+      "expected one of " + CommitStoreKinds.mkString(", ")
+    )(v.trim)
+  )
+  val CommitStoreVerify: OptionSpec[Boolean] = spec(
+    "fermion.commitStore.verify",
+    Storage,
+    "`true`",
+    "`conditionalPut`: before the first commit to a store in a JVM, check with a probe object that the store " +
+      "refuses a second conditional create (some S3-compatible servers ignore `If-None-Match`)"
+  )(bool)
+  val ExternalStoreDir: OptionSpec[String] = spec(
+    "fermion.externalStore.dir",
+    Storage,
+    "",
+    "`external`: the directory of the file-system manifest store, on a file system with an atomic create " +
+      "(local, HDFS) that every writer and reader of the dataset reaches"
+  )(_.trim)
+  val ExternalStoreClass: OptionSpec[String] = spec(
+    "fermion.externalStore.class",
+    Storage,
+    "the file-system store",
+    "`external`: the class name of another `ExternalManifestStore` implementation (with a Hadoop `Configuration` " +
+      "constructor) than the file-system one, `FileSystemManifestStore` (both in the core's `dataset` package)"
+  )(_.trim)
+  val LatestVersion: OptionSpec[String] = spec(
+    "fermion.latestVersion",
+    Storage,
+    "`auto`",
+    "how a reader finds the latest version: `list` (one listing of `_versions/`), `hint` (the `_versions/_latest` " +
+      "hint checked by probing the next names, no listing) or `auto` (`list` on a local disk and HDFS, `hint` on " +
+      "object stores); with `external`, the store says"
+  ) { v =>
+    val t = v.trim.toLowerCase(Locale.ROOT);
+    within(Set("auto", "list", "hint").contains(t), "expected auto, list or hint")(t)
+  }
+
   val all: IndexedSeq[OptionSpec[_]] = IndexedSeq(
     Compression,
     CompressionLevel,
@@ -253,7 +305,12 @@ object OptionRegistry {
     MergeSchema,
     VersionAsOf,
     TimestampAsOf,
-    Tag
+    Tag,
+    CommitStore,
+    CommitStoreVerify,
+    ExternalStoreDir,
+    ExternalStoreClass,
+    LatestVersion
   )
   require(all.map(_.lowerKey).distinct.size == all.size, "option keys are unique")
 

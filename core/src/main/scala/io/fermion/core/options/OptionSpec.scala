@@ -16,6 +16,11 @@ object OptionScope {
 
   /** Chosen when a dataset is created (or overwritten) and kept by it. */
   case object Dataset extends OptionScope("dataset option")
+
+  /** How a dataset's storage is used: Hadoop configuration keys (in Spark `spark.hadoop.<key>`,
+    * or `core-site.xml`), the same for every reader and writer of a dataset, never read or write
+    * options. */
+  case object Storage extends OptionScope("storage setting (Hadoop configuration)")
 }
 
 /** One option users can set: its key (matched case-insensitively), where it applies, how its

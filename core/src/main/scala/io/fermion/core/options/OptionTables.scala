@@ -6,7 +6,12 @@ import java.nio.file.{Files, Paths}
   * `<!-- options:<scope> -->` and `<!-- /options -->` is replaced by the scope's table.
   * Run by `dev/options-doc`. */
 object OptionTables {
-  private val scopes = Seq("write" -> OptionScope.Write, "dataset" -> OptionScope.Dataset, "read" -> OptionScope.Read)
+  private val scopes = Seq(
+    "write" -> OptionScope.Write,
+    "dataset" -> OptionScope.Dataset,
+    "read" -> OptionScope.Read,
+    "storage" -> OptionScope.Storage
+  )
 
   def render(text: String): String = scopes.foldLeft(text) { case (t, (name, scope)) =>
     val open = s"<!-- options:$name -->"

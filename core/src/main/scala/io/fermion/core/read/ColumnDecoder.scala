@@ -4,10 +4,10 @@ import java.nio.{ByteBuffer, ByteOrder}
 
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
-import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout}
+import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, ValueStats}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
 import io.fermion.core.stats.PageStatistics
-import org.apache.arrow.memory.{ArrowBuf, BufferAllocator}
+import org.apache.arrow.memory.{ArrowBuf, BufferAllocator, OutOfMemoryException}
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 
@@ -15,7 +15,14 @@ import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
   * int vector of lengths), node by node: each VALIDITY chunk into
   * the node's validity bitmap, OFFSETS (slot lengths) into Arrow offsets by prefix sum (which also
   * gives a list's child its slot count), DATA pages copied into the value buffer at their slot
-  * position. Reading is buffer copying, never a repetition/definition-level state machine. */
+  * position. Reading is buffer copying, never a repetition/definition-level state machine.
+  *
+  * Page headers carry no CRC, so every header is checked against what the CRC-protected CMB says
+  * about its chunk (page sizes and value counts from PageMeta, the chunk's length), and each node's
+  * streams against each other (VALIDITY's null count against the DATA chunk's and pages'
+  * `nullCount`, null slots against zero lengths, decoded values of encoded pages against the page
+  * statistics). A node's slot count is checked against its chunks' page headers before anything is
+  * allocated for it (docs/format.md 15.4, 15.5). */
 final class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
@@ -36,11 +43,22 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       cmb match {
         case None => allocateNulls(vector, rows)
         case Some(m) if node.elementsDeferred =>
-          new StripeColumn(m, stripe, chunk, None).fillLengths(node, vector.asInstanceOf[IntVector], rows)
-        case Some(m) => new StripeColumn(m, stripe, chunk, dataPages).fill(node, vector, rows)
+          new StripeColumn(m, stripe, chunk, None, allocator).fillLengths(node, vector.asInstanceOf[IntVector], rows)
+        case Some(m) => new StripeColumn(m, stripe, chunk, dataPages, allocator).fill(node, vector, rows)
       }
       vector
-    } catch { case t: Throwable => vector.close(); throw t }
+    } catch {
+      case e: OutOfMemoryException =>
+        vector.close()
+        throw new InvalidFermionFileException(
+          path,
+          cmb.map(_.chunkOffset(node.firstStream, stripe)).getOrElse(0L),
+          s"column `${node.field.name}` of stripe $stripe needs more memory than the reader's allocator allows " +
+            s"(${e.getMessage}); the file claims more values than its stripe can hold, or the stripe is too large for this reader",
+          e
+        )
+      case t: Throwable => vector.close(); throw t
+    }
   }
 
   private def allocateNulls(v: FieldVector, rows: Int): Unit = ColumnDecoder.fillNulls(v, rows)
@@ -51,62 +69,147 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       m: ColumnMetadataBlock,
       stripe: Int,
       chunk: (Long, Long) => ByteBuffer,
-      dataPages: Option[IndexedSeq[SelectedPage]]
+      dataPages: Option[IndexedSeq[SelectedPage]],
+      allocator: BufferAllocator
   ) {
+    private def invalid(at: Long, why: String): Nothing = throw new InvalidFermionFileException(path, at, why)
 
-    /** Calls `f(firstSlot, page)` for each decoded DATA page of `stream`: every page of the chunk,
-      * or only the selected ones, each checked to hold the slots its PageMeta gives. */
-    private def foreachDataPage(
-        stream: Int,
-        kind: PageValues,
-        slots: Int,
-        maxBytes: Long
-    )(f: (Int, DecodedPage) => Unit): Unit =
-      dataPages match {
-        case None =>
-          bytesOf(stream).foreach { case (buf, off) =>
-            var row = 0
-            pages.foreachPage(buf, off, kind, slots, maxBytes) { p => f(row, p); row += p.valueCount }
-            if (row != slots)
-              throw new InvalidFermionFileException(path, off, s"DATA chunk holds $row values for $slots slots")
-          }
-        case Some(selected) =>
-          selected.foreach { sp =>
-            var seen = 0
-            pages.foreachPage(chunk(sp.offset, sp.length), sp.offset, kind, sp.slots, maxBytes) { p =>
-              f(sp.firstSlot, p); seen += p.valueCount
-            }
-            if (seen != sp.slots) throw new InvalidFermionFileException(
-              path,
-              sp.offset,
-              s"DATA page holds $seen values, its PageMeta says ${sp.slots}"
-            )
-          }
-      }
-
+    /** The chunk of `stream` in this stripe, None when it has no bytes. */
     private def bytesOf(stream: Int): Option[(ByteBuffer, Long)] = {
       val len = m.chunkLength(stream, stripe)
       if (len == 0 || (m.descType(stream) == DescType.Simple && len == FileLayout.AllNullChunkLength)) None
       else { val off = m.chunkOffset(stream, stripe); Some((chunk(off, len), off)) }
     }
 
+    private def isFull(stream: Int): Boolean = m.descType(stream) == DescType.Full
+
+    /** What the CMB says about the pages of a FULL chunk (sizes, and value counts where recorded). */
+    private def expectedPages(stream: Int): ExpectedPages = {
+      val n = m.fullNumPages(stream, stripe)
+      if (n <= 1) ExpectedPages.single(m.fullLength(stream, stripe), -1)
+      else {
+        val pool = m.fullPageMetaOffset(stream, stripe)
+        ExpectedPages(
+          Array.tabulate(n)(p => m.pageSize(pool, p).toLong & 0xffffffffL),
+          Array.tabulate(n)(p => m.pageRowCount(pool, p))
+        )
+      }
+    }
+
+    /** Checks, before anything is allocated for a node of `slots` slots, what its chunks' metadata
+      * and page headers say about that count: a damaged length upstream (or a damaged header here)
+      * must not make the reader allocate for values the stripe does not hold. Then the memory the
+      * node's vector needs must fit the allocator. */
+    private def precheck(node: ProjectedNode, slots: Int): Unit = {
+      val v = node.firstStream
+      val vAt = m.chunkOffset(v, stripe)
+      def headerSum(stream: Int, what: String, exact: Boolean): Unit = bytesOf(stream).foreach { case (buf, off) =>
+        val n = pages.headerValueCount(buf, off)
+        if (if (exact) n != slots else n > slots)
+          invalid(off, s"$what pages of `${node.field.name}` hold $n values for its $slots slots")
+      }
+      m.descType(v) match {
+        case DescType.ForceNull => if (slots == 0) invalid(vAt, s"`${node.field.name}` is FORCE_NULL but has no slots")
+        case DescType.Simple =>
+          if (m.simpleLength(v, stripe) == FileLayout.AllNullChunkLength) {
+            if (slots == 0) invalid(vAt, s"`${node.field.name}` is all null in a stripe where it has no slots")
+          } else headerSum(v, "VALIDITY", exact = true)
+        case _ =>
+      }
+      node.field.ownStreamTypes.indices.drop(1).foreach { k =>
+        val s = node.streamOf(k)
+        if (isFull(s)) {
+          val nulls = m.fullNullCount(s, stripe)
+          if (nulls > slots)
+            invalid(m.chunkOffset(s, stripe), s"DATA of `${node.field.name}` counts $nulls nulls in $slots slots")
+          val variable = FermionType.isVariableWidth(node.field.dataType)
+          if (m.fullLength(s, stripe) > 0 && dataPages.isEmpty) {
+            val n = m.fullNumPages(s, stripe)
+            if (n > 1) {
+              val pool = m.fullPageMetaOffset(s, stripe)
+              val total = (0 until n).map(p => m.pageRowCount(pool, p).toLong).sum
+              if (if (variable) total > slots else total != slots)
+                invalid(
+                  m.chunkOffset(s, stripe),
+                  s"DATA pages of `${node.field.name}` record $total values for $slots slots"
+                )
+            } else headerSum(s, "DATA", exact = !variable)
+          }
+        } else if (m.descType(s) == DescType.Simple) headerSum(s, "OFFSETS", exact = true)
+      }
+      val perSlot = node.field.dataType match {
+        case FermionType.Struct => 0.125
+        case FermionType.List | FermionType.Map => 4.125
+        case t if FermionType.isVariableWidth(t) => 4.125
+        case _: FermionType.Decimal => 16.125
+        case FermionType.Bool => 0.25
+        case t => FermionType.fixedWidth(t) + 0.125
+      }
+      val need = (slots * perSlot).toLong
+      val headroom = allocator.getHeadroom
+      if (need > headroom)
+        invalid(
+          vAt,
+          s"`${node.field.name}` has $slots slots in stripe $stripe, needing $need bytes; the reader's allocator has $headroom left"
+        )
+    }
+
+    /** Calls `f(firstSlot, page, pageIndex)` for each decoded DATA page of `stream`: every page of the
+      * chunk, each header checked against the chunk's PageMeta, or only the selected pages, each
+      * checked to hold the slots its PageMeta gives. */
+    private def foreachDataPage(
+        stream: Int,
+        kind: PageValues,
+        slots: Int,
+        maxBytes: Long
+    )(f: (Int, DecodedPage, Int) => Unit): Unit =
+      dataPages match {
+        case None =>
+          bytesOf(stream).foreach { case (buf, off) =>
+            var row = 0
+            var index = 0
+            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream)) { p =>
+              f(row, p, index); row += p.valueCount; index += 1
+            }
+            if (row != slots && kind != PageValues.Variable)
+              invalid(off, s"DATA chunk holds $row values for $slots slots")
+          }
+        case Some(selected) =>
+          selected.foreach { sp =>
+            var seen = 0
+            pages.foreachPage(
+              chunk(sp.offset, sp.length),
+              sp.offset,
+              kind,
+              sp.slots,
+              maxBytes,
+              ExpectedPages.single(sp.length, sp.slots)
+            ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
+            if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
+          }
+      }
+
     def fill(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
+      precheck(node, slots)
       v match {
         case s: StructVector =>
           s.setInitialCapacity(slots)
           s.allocateNew()
+          fillValidity(node, s.getValidityBuffer, slots)
           node.children.zipWithIndex.foreach { case (c, i) =>
             fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots)
           }
         case l: ListVector =>
           l.setInitialCapacity(slots)
           l.allocateNew()
-          val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+          val bits = fillValidity(node, l.getValidityBuffer, slots)
+          val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
           ColumnDecoder.putInts(l.getOffsetBuffer, offsets, slots + 1)
           val elements = offsets(slots)
           l match {
             case mv: MapVector =>
               val entries = mv.getDataVector.asInstanceOf[StructVector]
+              node.children.foreach(precheck(_, elements))
               entries.setInitialCapacity(elements)
               entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
@@ -120,24 +223,26 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
         case vw: BaseVariableWidthVector => fillVariable(node, vw, slots)
         case other => fillFixed(node, other, slots)
       }
-      fillValidity(node, v.getValidityBuffer, slots)
       v.setValueCount(slots)
     }
 
     /** A list or map read without its elements: an int vector of its lengths, with its validity. */
     def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
+      precheck(node, slots)
       v.allocateNew(slots)
+      val bits = fillValidity(node, v.getValidityBuffer, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
       val lens = new Array[Int](slots)
       var i = 0
       while (i < slots) { lens(i) = offsets(i + 1) - offsets(i); i += 1 }
       ColumnDecoder.putInts(v.getDataBuffer, lens, slots)
-      fillValidity(node, v.getValidityBuffer, slots)
       v.setValueCount(slots)
     }
 
-    /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets. */
-    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int): Array[Int] = {
+    /** Slot lengths of an OFFSETS stream turned into Arrow's slots + 1 offsets (the caller has
+      * already allocated the node's Arrow buffers for `slots`, so this heap array is never larger
+      * than what the allocator granted). A null slot must have length 0 (docs/format.md 5.3). */
+    private def lengthsToOffsets(node: ProjectedNode, stream: Int, slots: Int, validity: Bits): Array[Int] = {
       val offsets = new Array[Int](slots + 1)
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
@@ -150,69 +255,103 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             val n = lens.get(k)
             acc += n
             if (n < 0 || acc > Int.MaxValue)
-              throw new InvalidFermionFileException(
-                path,
-                off,
-                s"lengths of `${node.field.name}` exceed 2^31 in one stripe"
-              )
+              invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
+            if (n != 0 && !validity.isSet(row + k))
+              invalid(off, s"null slot ${row + k} of `${node.field.name}` has length $n")
             offsets(row + k + 1) = acc.toInt
             k += 1
           }
           row += p.valueCount
         }
-        if (row != slots) throw new InvalidFermionFileException(
-          path,
-          off,
-          s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots"
-        )
+        if (row != slots) invalid(off, s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots")
       }
       offsets
     }
 
+    /** The most bytes the DATA chunk's pages can decode to, from their headers alone. */
+    private def decodableBytes(stream: Int): Long = bytesOf(stream) match {
+      case None => 0L
+      case Some((buf, off)) =>
+        val base = buf.position()
+        var at = base
+        var total = 0L
+        while (at + 20 <= buf.limit()) {
+          val h = io.fermion.core.layout.PageHeader.decode(buf, at)
+          val raw = math.max(0L, h.uncompressedLength.toLong)
+          total = math.min(
+            1L << 50,
+            total + (if (h.encoding == PageEncoding.Plain) raw else raw * math.max(1L, h.valueCount.toLong))
+          )
+          // Headers that do not chain end the walk; decoding the pages reports them.
+          if (h.storedLength < 0 || h.storedLength > buf.limit() - at - 20) at = buf.limit()
+          else at += 20 + h.storedLength
+        }
+        total
+    }
+
     private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
-      val offsets = lengthsToOffsets(node, node.streamOf(1), slots)
-      vw.allocateNew(math.max(offsets(slots).toLong, 1L), slots)
-      ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
+      vw.allocateNew(1L, slots)
+      val bits = fillValidity(node, vw.getValidityBuffer, slots)
       val dataStream = node.streamOf(2)
+      checkNullCount(node, dataStream, bits.nulls, slots)
+      val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
+      val total = offsets(slots).toLong
+      // The value bytes are allocated only once the DATA chunk's pages can hold them.
+      if (dataPages.isEmpty && total > decodableBytes(dataStream))
+        invalid(
+          m.chunkOffset(dataStream, stripe),
+          s"OFFSETS of `${node.field.name}` need $total value bytes, more than its DATA pages hold"
+        )
+      if (total > vw.getDataBuffer.capacity()) vw.reallocDataBuffer(total)
+      ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
-      foreachDataPage(dataStream, PageValues.Variable, slots, offsets(slots).toLong) { (first, p) =>
+      foreachDataPage(dataStream, PageValues.Variable, slots, total) { (first, p, _) =>
         val at = offsets(first).toLong
         if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
-          throw new InvalidFermionFileException(
-            path,
-            m.chunkOffset(dataStream, stripe),
-            "DATA page bytes do not match its OFFSETS"
-          )
+          invalid(m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
         vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
         written += p.len
       }
-      if (dataPages.isEmpty && written != offsets(slots))
-        throw new InvalidFermionFileException(
-          path,
-          m.chunkOffset(dataStream, stripe),
-          s"DATA chunk has $written bytes, OFFSETS say ${offsets(slots)}"
-        )
+      if (dataPages.isEmpty && written != total)
+        invalid(m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say $total")
       vw.setLastSet(slots - 1)
+    }
+
+    /** The DATA chunk's `nullCount` (and a missing fixed-width chunk's "every slot is null") must
+      * agree with the nulls the node's VALIDITY holds. */
+    private def checkNullCount(node: ProjectedNode, dataStream: Int, nulls: Int, slots: Int): Unit = {
+      if (isFull(dataStream) && m.fullNullCount(dataStream, stripe) != nulls)
+        invalid(
+          m.chunkOffset(dataStream, stripe),
+          s"VALIDITY of `${node.field.name}` holds $nulls nulls, its DATA chunk records ${m.fullNullCount(dataStream, stripe)}"
+        )
+      if (!FermionType.isVariableWidth(node.field.dataType) && m.chunkLength(dataStream, stripe) == 0 && nulls != slots)
+        invalid(
+          m.chunkOffset(node.firstStream, stripe),
+          s"`${node.field.name}` has ${slots - nulls} non-null slots but no DATA bytes in stripe $stripe"
+        )
     }
 
     private def fillFixed(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
       v.setInitialCapacity(slots)
       v.allocateNew()
+      val validity = fillValidity(node, v.getValidityBuffer, slots)
+      val nulls = validity.nulls
       val t = node.field.dataType
       val width = FermionType.fixedWidth(t)
       val data = v.getDataBuffer
+      val dataStream = node.streamOf(1)
+      checkNullCount(node, dataStream, nulls, slots)
       // Pages cover every slot (checked); only a stripe without DATA bytes needs zeros.
-      if (m.chunkLength(node.streamOf(1), stripe) == 0) data.setZero(0, data.capacity())
-      val off = m.chunkOffset(node.streamOf(1), stripe)
+      if (m.chunkLength(dataStream, stripe) == 0) data.setZero(0, data.capacity())
+      val off = m.chunkOffset(dataStream, stripe)
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
-      foreachDataPage(node.streamOf(1), kind, slots, Long.MaxValue) { (row, p) =>
+      val multiPage = isFull(dataStream) && m.fullNumPages(dataStream, stripe) > 1
+      val pool = if (multiPage) m.fullPageMetaOffset(dataStream, stripe) else 0
+      foreachDataPage(dataStream, kind, slots, Long.MaxValue) { (row, p, index) =>
         t match {
           case FermionType.Bool =>
-            if ((row & 7) != 0) throw new InvalidFermionFileException(
-              path,
-              off,
-              "boolean DATA page does not start on a multiple of 8 slots"
-            )
+            if ((row & 7) != 0) invalid(off, "boolean DATA page does not start on a multiple of 8 slots")
             expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
             data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
@@ -228,38 +367,152 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             expectLength(p, p.valueCount.toLong * width, off, "DATA")
             data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
         }
+        // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
+        if (multiPage && index >= 0) {
+          val nc = p.valueCount - validity.count(row, p.valueCount)
+          if (nc != m.pageNullCount(pool, index))
+            invalid(
+              off,
+              s"DATA page $index of `${node.field.name}` covers $nc nulls, its PageMeta records ${m.pageNullCount(pool, index)}"
+            )
+        }
+        // Encoded pages, and PLAIN pages a damaged header could have misnamed (1- and 2-byte values,
+        // bitmaps), must hold values within their statistics.
+        if (p.encoding != PageEncoding.Plain || width <= 2) {
+          if (multiPage && index >= 0)
+            checkStats(
+              node,
+              t,
+              p,
+              row,
+              validity,
+              m.pageStatsFlags(pool, index),
+              m.pageMin(pool, index),
+              m.pageMax(pool, index),
+              off
+            )
+          else if (!multiPage && isFull(dataStream))
+            checkStats(
+              node,
+              t,
+              p,
+              row,
+              validity,
+              m.fullStatsFlags(dataStream, stripe),
+              m.fullMin(dataStream, stripe),
+              m.fullMax(dataStream, stripe),
+              off
+            )
+        }
       }
     }
 
-    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Unit = {
+    /** A decoded page's values have exactly the page's statistics (docs/format.md 7: `min` and
+      * `max` are the smallest and largest non-null value, HasNaN says whether a NaN was seen). A
+      * header whose encoding byte was damaged can decode to other values of the right length
+      * (e.g. FOR read as DELTA); they are caught here, since such values almost never have the
+      * same smallest and largest value. Strings and 16-byte decimals are not checked. */
+    private def checkStats(
+        node: ProjectedNode,
+        t: FermionType,
+        p: DecodedPage,
+        row: Int,
+        validity: Bits,
+        flags: Int,
+        min: Long,
+        max: Long,
+        at: Long
+    ): Unit = {
+      if ((flags & ~ValueStats.KnownFlags) != 0) return
+      val hasMinMax = (flags & ValueStats.HasMinMax) != 0
+      def bad(what: String): Nothing =
+        invalid(
+          at,
+          s"DATA page of `${node.field.name}` at slot $row decodes to $what, other than its statistics record"
+        )
+      t match {
+        case FermionType.Float32 | FermionType.Float64 if (flags & ValueStats.DoubleBits) == 0 =>
+        case FermionType.Float32 | FermionType.Float64 =>
+          var lo = Double.PositiveInfinity
+          var hi = Double.NegativeInfinity
+          var seen = false
+          var nan = false
+          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
+          val single = t == FermionType.Float32
+          var i = 0
+          while (i < p.valueCount) {
+            if (validity.isSet(row + i)) {
+              val d =
+                if (single) java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
+                else java.lang.Double.longBitsToDouble(bb.getLong(p.off + i * 8))
+              if (d.isNaN) nan = true
+              else { seen = true; if (d < lo) lo = d; if (d > hi) hi = d }
+            }
+            i += 1
+          }
+          if (nan != ((flags & ValueStats.HasNaN) != 0)) bad(if (nan) "a NaN" else "no NaN")
+          if (seen != hasMinMax) bad(if (seen) "values" else "no value")
+          // -0.0 == 0.0: the zeros normalised in the statistics compare equal to either zero.
+          if (seen && (lo != java.lang.Double.longBitsToDouble(min) || hi != java.lang.Double.longBitsToDouble(max)))
+            bad(s"values in [$lo, $hi]")
+        case FermionType.Bool | FermionType.Int8 | FermionType.Int16 | FermionType.Int32 | FermionType.Int64 |
+            FermionType.Date32 | FermionType.Timestamp(_) | FermionType.Decimal(_, _) =>
+          val w = t match {
+            case d: FermionType.Decimal => if (d.storedWidth == 8) 8 else return
+            case FermionType.Bool => 0
+            case other => FermionType.fixedWidth(other)
+          }
+          var lo = Long.MaxValue
+          var hi = Long.MinValue
+          var seen = false
+          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
+          val n = p.valueCount
+          val base = p.off
+          @inline def take(v: Long): Unit = { seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
+          var i = 0
+          w match {
+            case 0 => while (i < n) {
+                if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1
+              }
+            case 1 => while (i < n) { if (validity.isSet(row + i)) take(p.bytes(base + i).toLong); i += 1 }
+            case 2 => while (i < n) { if (validity.isSet(row + i)) take(bb.getShort(base + 2 * i).toLong); i += 1 }
+            case 4 => while (i < n) { if (validity.isSet(row + i)) take(bb.getInt(base + 4 * i).toLong); i += 1 }
+            case _ => while (i < n) { if (validity.isSet(row + i)) take(bb.getLong(base + 8 * i)); i += 1 }
+          }
+          if (seen != hasMinMax) bad(if (seen) "values" else "no value")
+          if (seen && (lo != min || hi != max)) bad(s"values in [$lo, $hi] (statistics [$min, $max])")
+        case _ =>
+      }
+    }
+
+    /** Fills the node's validity bitmap; returns it (a heap copy, for the cross-checks) with its
+      * number of null slots. */
+    private def fillValidity(node: ProjectedNode, validity: ArrowBuf, slots: Int): Bits = {
       val stream = node.firstStream
       val bytes = (slots + 7) >>> 3
       m.descType(stream) match {
-        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes)
-        case DescType.ForceNull => validity.setZero(0, validity.capacity())
+        case DescType.UseDefault => ColumnDecoder.setAllValid(validity, bytes); Bits.allValid(slots)
+        case DescType.ForceNull => validity.setZero(0, validity.capacity()); Bits.allNull(slots)
         case _ =>
           val len = m.simpleLength(stream, stripe)
-          if (len == 0) ColumnDecoder.setAllValid(validity, bytes)
-          else if (len == FileLayout.AllNullChunkLength) validity.setZero(0, validity.capacity())
-          else {
+          if (len == 0) { ColumnDecoder.setAllValid(validity, bytes); Bits.allValid(slots) }
+          else if (len == FileLayout.AllNullChunkLength) {
+            validity.setZero(0, validity.capacity()); Bits.allNull(slots)
+          } else {
             val off = m.simpleOffset(stream, stripe)
+            val heap = new Array[Byte](bytes) // the Arrow buffer of this size is already allocated
             var row = 0
             pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
-              if ((row & 7) != 0)
-                throw new InvalidFermionFileException(
-                  path,
-                  off,
-                  s"VALIDITY pages of `${node.field.name}` do not match its slots"
-                )
+              if ((row & 7) != 0) invalid(off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
               expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
-              validity.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+              System.arraycopy(p.bytes, p.off, heap, row >>> 3, (p.valueCount + 7) >>> 3)
               row += p.valueCount
             }
-            if (row != slots) throw new InvalidFermionFileException(
-              path,
-              off,
-              s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots"
-            )
+            if (row != slots) invalid(off, s"VALIDITY chunk of `${node.field.name}` covers $row of $slots slots")
+            // Bits past the last slot are not checked (5.7.2): clear them so that no consumer sees them.
+            if ((slots & 7) != 0) heap(bytes - 1) = (heap(bytes - 1) & ((1 << (slots & 7)) - 1)).toByte
+            validity.setBytes(0, heap, 0, bytes)
+            Bits.of(heap, slots)
           }
       }
     }
@@ -297,16 +550,56 @@ object ColumnDecoder {
     v.setValueCount(rows)
   }
 
-  /** Writes `values(0 until n)` little-endian at the start of `buf` in one bulk copy. */
+  /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
+    * bounded buffer. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
-    val bytes = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN)
-    bytes.asIntBuffer().put(values, 0, n)
-    buf.setBytes(0, bytes)
+    val chunk = math.min(n, 1 << 16)
+    if (chunk <= 0) return
+    val bytes = ByteBuffer.allocate(chunk * 4).order(ByteOrder.LITTLE_ENDIAN)
+    var done = 0
+    while (done < n) {
+      val k = math.min(chunk, n - done)
+      bytes.clear()
+      bytes.asIntBuffer().put(values, done, k)
+      bytes.limit(k * 4)
+      buf.setBytes(done.toLong * 4, bytes)
+      done += k
+    }
   }
 
   def setAllValid(buf: ArrowBuf, bytes: Int): Unit = {
     var i = 0
     while (i + 8 <= bytes) { buf.setLong(i.toLong, -1L); i += 8 }
     while (i < bytes) { buf.setByte(i.toLong, 0xff); i += 1 }
+  }
+
+}
+
+/** A node's validity in one stripe, as the cross-checks read it: all valid, all null, or a bitmap. */
+final class Bits private (val slots: Int, val nulls: Int, bits: Array[Byte]) {
+  def isSet(i: Int): Boolean = if (bits == null) nulls == 0 else ((bits(i >>> 3) >>> (i & 7)) & 1) != 0
+
+  /** Set bits among [from, from + n). */
+  def count(from: Int, n: Int): Int =
+    if (bits == null) (if (nulls == 0) n else 0)
+    else {
+      var c = 0
+      var i = from
+      val end = from + n
+      while (i < end && (i & 7) != 0) { if (isSet(i)) c += 1; i += 1 }
+      while (i + 8 <= end) { c += Integer.bitCount(bits(i >>> 3) & 0xff); i += 8 }
+      while (i < end) { if (isSet(i)) c += 1; i += 1 }
+      c
+    }
+}
+
+object Bits {
+  def allValid(slots: Int): Bits = new Bits(slots, 0, null)
+  def allNull(slots: Int): Bits = new Bits(slots, slots, null)
+  def of(bits: Array[Byte], slots: Int): Bits = {
+    var set = 0L
+    var i = 0
+    while (i < bits.length) { set += Integer.bitCount(bits(i) & 0xff); i += 1 }
+    new Bits(slots, (slots - set).toInt, bits)
   }
 }

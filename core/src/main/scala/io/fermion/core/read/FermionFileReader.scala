@@ -46,6 +46,9 @@ final class FermionFileReader private (
   private var metadataBytes = tail.remaining().toLong + openExtraBytes
 
   def numRows: Long = footer.numRows
+
+  /** Where each column's CMB is (what `fermion inspect` reports). */
+  def columnIndexTable: ColumnIndexTable = cit
   def numStripes: Int = footer.numStripes
 
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
@@ -94,9 +97,59 @@ final class FermionFileReader private (
       }
     }
 
+  /** Non-null rows of a top-level column in `stripe` counted from its VALIDITY chunk's bits (for
+    * columns whose CMB records no null count: a string column of empty strings and nulls has
+    * OFFSETS and DATA as USE_DEFAULT). Reads that one chunk only; its pages are checked as a
+    * stripe read checks them. */
+  private[read] def validityCount(column: Int, stripe: Int): Long = {
+    val m = columnMetadata(column).getOrElse(return 0L)
+    val rows = stripes.rowCount(stripe)
+    m.descType(0) match {
+      case DescType.UseDefault => rows.toLong
+      case DescType.ForceNull => 0L
+      case _ =>
+        val len = m.simpleLength(0, stripe)
+        if (len == 0) rows.toLong
+        else if (len == FileLayout.AllNullChunkLength) 0L
+        else {
+          val off = m.simpleOffset(0, stripe)
+          val bytes = bytesAt(off, len, metadata = false)
+          val d = borrowDecoder()
+          try {
+            var slot = 0
+            var set = 0L
+            d.pages.foreachPage(bytes, off, io.fermion.core.encoding.PageValues.Bitmap, rows) { p =>
+              if ((slot & 7) != 0 || p.len != ((p.valueCount + 7L) >>> 3))
+                throw new InvalidFermionFileException(
+                  path,
+                  off,
+                  s"VALIDITY pages of `${schema.fields(column).name}` do not match its slots"
+                )
+              set += FermionFileReader.countBits(p.bytes, p.off, p.valueCount)
+              slot += p.valueCount
+            }
+            if (slot != rows)
+              throw new InvalidFermionFileException(
+                path,
+                off,
+                s"VALIDITY chunk of `${schema.fields(column).name}` covers $slot of $rows slots"
+              )
+            set
+          } finally idleDecoders.add(d)
+        }
+    }
+  }
+
+  /** Whether the bytes read on open (the tail) hold [offset, offset + len). */
+  def inTail(offset: Long, len: Long): Boolean = offset >= tailStart && offset + len <= tailStart + tail.remaining()
+
+  /** Bytes [offset, offset + len) of the file, from the tail read on open when it holds them
+    * (what `fermion inspect` uses for page headers). */
+  def readBytes(offset: Long, len: Int): ByteBuffer = bytesAt(offset, len, metadata = false)
+
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
   private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
-    if (offset >= tailStart && offset + len <= tailStart + tail.remaining()) {
+    if (len >= 0 && offset >= tailStart && offset - tailStart <= tail.remaining() - len) {
       val b = tail.duplicate()
       b.position(tail.position() + (offset - tailStart).toInt)
       b.limit(b.position() + len.toInt)
@@ -144,8 +197,12 @@ final class FermionFileReader private (
             throw new FermionChecksumException(path, off, s"CMB of column `$name`", cit.cmbCrc32(c), actual)
         }
         val cmb = ColumnMetadataBlock.view(bytes)
-        ColumnMetadataBlock.validate(cmb, schema.fields(c).streamTypes, footer.numStripes).foreach { why =>
+        val types = schema.fields(c).streamTypes
+        ColumnMetadataBlock.validate(cmb, types, footer.numStripes).foreach { why =>
           throw new InvalidFermionFileException(path, off, s"CMB of column `$name`: $why")
+        }
+        ColumnMetadataBlock.validateChunks(cmb, types, stripes, off).foreach { case (why, at) =>
+          throw new InvalidFermionFileException(path, at, s"CMB of column `$name`: $why")
         }
         cmbs(c) = cmb
         cmbRaw(c) = null
@@ -210,7 +267,8 @@ final class FermionFileReader private (
     }
     val merged = RangeCoalescer.coalesce(wanted, coalesceGap, options.maxCoalescedBytes).map(_.range)
     // The tail buffer already holds the last stripe of a small file.
-    val (inTail, toRead) = merged.partition(r => r.offset >= tailStart && r.end <= tailStart + tail.remaining())
+    val (inTail, toRead) =
+      merged.partition(r => r.offset >= tailStart && r.offset - tailStart <= tail.remaining() - r.length)
     val futures = inTail.map(r =>
       r -> java.util.concurrent.CompletableFuture.completedFuture(bytesAt(r.offset, r.length, metadata = false))
     ) ++
@@ -272,7 +330,7 @@ final class FermionFileReader private (
       val rc = m.pageRowCount(pool, p)
       val size = m.pageSize(pool, p) & 0xffffffffL
       if (rc < 0 || row + rc > rows) return None
-      if (selection.overlaps(row.toInt, (row + rc).toInt)) out += SelectedPage(row.toInt, rc, at, size)
+      if (selection.overlaps(row.toInt, (row + rc).toInt)) out += SelectedPage(row.toInt, rc, at, size, p)
       row += rc
       at += size
       p += 1
@@ -283,8 +341,9 @@ final class FermionFileReader private (
   def close(): Unit = input.close()
 }
 
-/** One DATA page to decode: its first slot, slot count, and bytes in the file (header included). */
-final case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: Long)
+/** One DATA page to decode: its first slot, slot count, bytes in the file (header included), and
+  * its index in the chunk (its PageMeta). */
+final case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: Long, page: Int = -1)
 
 /** What [[FermionFileReader.fetch]] planned for one column: its CMB (None: null in every row) and,
   * when only some DATA pages are read, which. */
@@ -309,6 +368,17 @@ final class StripeFetch private[read] (
 
 object FermionFileReader {
 
+  /** Set bits among the first `bits` bits (LSB-first) of `bytes(off ..)`. */
+  private[read] def countBits(bytes: Array[Byte], off: Int, bits: Int): Long = {
+    var n = 0L
+    var i = 0
+    val whole = bits >>> 3
+    while (i < whole) { n += Integer.bitCount(bytes(off + i) & 0xff); i += 1 }
+    val rest = bits & 7
+    if (rest != 0) n += Integer.bitCount(bytes(off + whole) & ((1 << rest) - 1))
+    n
+  }
+
   /** The bytes of a finished read; its failure rethrown as it was raised (a Fermion error stays typed). */
   private def await(f: java.util.concurrent.CompletableFuture[ByteBuffer]): ByteBuffer =
     try f.join()
@@ -332,6 +402,10 @@ object FermionFileReader {
 
   def open(path: Path, conf: Configuration, options: ReaderOptions): FermionFileReader =
     open(HadoopInputFile.open(path, conf), options)
+
+  /** [[open]] of a file whose length is known (from a listing): no status request. */
+  def open(path: Path, conf: Configuration, options: ReaderOptions, length: Long): FermionFileReader =
+    open(HadoopInputFile.open(path, conf, length), options)
 
   /** Opens `input` and validates footer and metadata; closes `input` if that fails. */
   def open(input: InputFile, options: ReaderOptions): FermionFileReader =
@@ -438,7 +512,8 @@ object FermionFileReader {
     var c = 0
     while (c < footer.numColumns) {
       if (
-        cit.cmbOffset(c) < FileLayout.HeaderSize || cit.cmbLength(c) < 0 || cit.cmbOffset(c) + cit.cmbLength(c) > footer.schemaOffset
+        cit.cmbOffset(c) < FileLayout.HeaderSize || cit.cmbLength(c) < 0 || cit.cmbOffset(c) > footer.schemaOffset - cit
+          .cmbLength(c)
       )
         throw new InvalidFermionFileException(
           path,
@@ -446,6 +521,27 @@ object FermionFileReader {
           s"CIT entry of column $c points outside the CMB area"
         )
       c += 1
+    }
+    if (cit.cmbAreaEnd != footer.schemaOffset)
+      throw new InvalidFermionFileException(
+        path,
+        footer.citOffset + footer.numColumns * 8L,
+        s"CIT ends the CMB area at ${cit.cmbAreaEnd}, the schema starts at ${footer.schemaOffset}"
+      )
+    // Stripes: rows, and byte ranges in order inside the data area (what chunk descriptors are checked against).
+    var prevEnd = FileLayout.HeaderSize.toLong
+    var t = 0
+    while (t < footer.numStripes) {
+      val off = stripes.dataOffset(t)
+      val len = stripes.dataLength(t)
+      if (stripes.rowCount(t) < 1 || off < prevEnd || len < 0 || off > cit.cmbAreaStart - len)
+        throw new InvalidFermionFileException(
+          path,
+          footer.stripeDirOffset + t * StripeDirectory.EntrySize.toLong,
+          s"stripe $t holds ${stripes.rowCount(t)} rows in [$off, +$len): stripes need rows and lie in order in the data area [8, ${cit.cmbAreaStart})"
+        )
+      prevEnd = off + len
+      t += 1
     }
     new FermionFileReader(
       input,

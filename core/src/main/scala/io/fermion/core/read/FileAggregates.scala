@@ -1,5 +1,6 @@
 package io.fermion.core.read
 
+import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{DescType, FileLayout, StreamType, ValueStats}
 import io.fermion.core.schema.FermionType
 
@@ -18,27 +19,34 @@ object FileAggregates {
 
   def rowCount(reader: FermionFileReader): Long = reader.numRows
 
-  /** Non-null values of a flat top-level column. */
+  /** Non-null values of a flat top-level column: rows minus the null count each stripe's CMB
+    * records (the DATA chunk's `nullCount`), or, where the CMB records none (a string column of
+    * only empty strings and nulls has OFFSETS and DATA as USE_DEFAULT, docs/format.md 6.3), the
+    * set bits of the stripe's VALIDITY chunk, which is then the one chunk read. */
   def nonNullCount(reader: FermionFileReader, column: Int): Long = reader.columnMetadata(column) match {
     case None => 0L
     case Some(m) =>
+      val data = m.streamTypeIndexOf(StreamType.Data)
       (0 until reader.numStripes).map { s =>
         val rows = reader.stripes.rowCount(s).toLong
-        val nulls = m.descType(0) match {
-          case DescType.UseDefault => 0L
-          case DescType.ForceNull => rows
+        m.descType(0) match {
+          case DescType.UseDefault => rows
+          case DescType.ForceNull => 0L
           case _ =>
             val len = m.simpleLength(0, s)
-            if (len == 0) 0L
-            else if (len == FileLayout.AllNullChunkLength) rows
-            else {
-              val data = m.streamTypeIndexOf(StreamType.Data)
-              if (data < 0 || m.descType(data) != DescType.Full)
-                throw new IllegalStateException(s"column ${reader.schema.fields(column).name} has no null counts")
-              m.fullNullCount(data, s).toLong
-            }
+            if (len == 0) rows
+            else if (len == FileLayout.AllNullChunkLength) 0L
+            else if (data >= 0 && m.descType(data) == DescType.Full) {
+              val nulls = m.fullNullCount(data, s).toLong
+              if (nulls < 0 || nulls > rows)
+                throw new InvalidFermionFileException(
+                  reader.path,
+                  m.fullOffset(data, s),
+                  s"CMB of column `${reader.schema.fields(column).name}` counts $nulls nulls in stripe $s of $rows rows"
+                )
+              rows - nulls
+            } else reader.validityCount(column, s)
         }
-        rows - nulls
       }.sum
   }
 

@@ -9,8 +9,18 @@ import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileExcep
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
-  * the next page is decoded. */
-final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int)
+  * the next page is decoded. `encoding` is the one its header names. */
+final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int, encoding: Int = 0)
+
+/** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
+  * each page's on-disk size (`20 + storedLength`) and, where known (>= 0), its value count. */
+final case class ExpectedPages(sizes: Array[Long], valueCounts: Array[Int])
+
+object ExpectedPages {
+
+  /** One page filling the chunk: a single-page DATA chunk, or a page picked by its PageMeta. */
+  def single(length: Long, valueCount: Int): ExpectedPages = ExpectedPages(Array(length), Array(valueCount))
+}
 
 /** Walks the pages of one stream chunk by their headers, verifies each CRC32, decompresses, and
   * decodes each page's encoding back to its PLAIN bytes. */
@@ -41,13 +51,15 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
       chunkOffset: Long,
       kind: PageValues,
       maxValues: Int,
-      maxBytes: Long = Long.MaxValue
+      maxBytes: Long = Long.MaxValue,
+      expected: ExpectedPages = null
   )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
     val base = chunk.position()
     val end = chunk.limit()
     var at = base
+    var index = 0
     while (at < end) {
       val fileOffset = chunkOffset + (at - base)
       val started = System.nanoTime()
@@ -69,6 +81,29 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
           fileOffset,
           s"pages hold more values than the node's $maxValues slots"
         )
+      if (expected != null) {
+        if (index >= expected.sizes.length)
+          throw new InvalidFermionFileException(
+            path,
+            fileOffset,
+            s"chunk holds more pages than its CMB's ${expected.sizes.length}"
+          )
+        val want = expected.valueCounts(index)
+        if (PageHeader.Size + h.storedLength.toLong != expected.sizes(index) || (want >= 0 && h.valueCount != want))
+          throw new InvalidFermionFileException(
+            path,
+            fileOffset,
+            s"page header (${PageHeader.Size + h.storedLength} bytes, ${h.valueCount} values) does not match its CMB (${expected.sizes(index)} bytes${if (want >= 0) s", $want values" else ""})"
+          )
+      }
+      // Before anything is allocated for the page: no encoding of its values takes more bytes.
+      val maxBody = PageDecoder.maxBodyBytes(kind, h.valueCount, bytesLeft)
+      if (h.uncompressedLength > maxBody)
+        throw new InvalidFermionFileException(
+          path,
+          fileOffset,
+          s"page header records ${h.uncompressedLength} raw bytes for ${h.valueCount} values (at most $maxBody)"
+        )
       val (arr, arrOff) =
         if (chunk.hasArray) (chunk.array(), chunk.arrayOffset() + payloadAt)
         else { val a = new Array[Byte](h.storedLength); chunk.duplicate().position(payloadAt).get(a); (a, 0) }
@@ -85,7 +120,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
               fileOffset,
               "uncompressed page with differing stored and raw lengths"
             )
-          DecodedPage(arr, arrOff, h.storedLength, h.valueCount)
+          DecodedPage(arr, arrOff, h.storedLength, h.valueCount, h.encoding)
         case PageCodec.Zstd =>
           if (!PageCodec.announcesSize(PageCodec.Zstd, arr, arrOff, h.storedLength, h.uncompressedLength))
             throw new InvalidFermionFileException(
@@ -100,7 +135,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
               fileOffset,
               "zstd page does not decompress to its recorded length"
             )
-          DecodedPage(raw, 0, h.uncompressedLength, h.valueCount)
+          DecodedPage(raw, 0, h.uncompressedLength, h.valueCount, h.encoding)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
       val page =
@@ -123,7 +158,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
                 s"${PageEncoding.name(h.encoding)} page does not decode: $e"
               )
           }
-          DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount)
+          DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount, h.encoding)
         }
       valuesLeft -= h.valueCount
       if (kind == PageValues.Variable) bytesLeft -= page.len
@@ -131,6 +166,54 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
       nanos += System.nanoTime() - started
       f(page)
       at = payloadAt + h.storedLength
+      index += 1
     }
+    if (expected != null && index != expected.sizes.length)
+      throw new InvalidFermionFileException(
+        path,
+        chunkOffset,
+        s"chunk holds $index pages, its CMB ${expected.sizes.length}"
+      )
+  }
+
+  /** The sum of the `valueCount`s of a chunk's page headers, walking headers only (nothing is
+    * decoded or allocated): what a node's slots are checked against before its vectors are
+    * allocated. Headers that do not chain exactly to the chunk's end are an error. */
+  def headerValueCount(chunk: ByteBuffer, chunkOffset: Long): Long = {
+    val base = chunk.position()
+    val end = chunk.limit()
+    var at = base
+    var total = 0L
+    while (at < end) {
+      if (end - at < PageHeader.Size)
+        throw new InvalidFermionFileException(
+          path,
+          chunkOffset + (at - base),
+          "page header runs past the end of its chunk"
+        )
+      val h = PageHeader.decode(chunk, at)
+      if (h.storedLength < 0 || h.storedLength > end - at - PageHeader.Size || h.valueCount < 0)
+        throw new InvalidFermionFileException(
+          path,
+          chunkOffset + (at - base),
+          s"page header is inconsistent (stored ${h.storedLength} bytes, ${end - at - PageHeader.Size} left in chunk)"
+        )
+      total += h.valueCount
+      at += PageHeader.Size + h.storedLength
+    }
+    total
+  }
+}
+
+object PageDecoder {
+
+  /** The largest body any encoding of docs/format.md 5.7 can give `n` values of `kind` (variable
+    * width: whose decoded bytes are at most `maxBytes`): a page header recording more raw bytes is
+    * damaged, and is refused before a buffer of that size is allocated. */
+  def maxBodyBytes(kind: PageValues, n: Int, maxBytes: Long): Long = kind match {
+    case PageValues.Bitmap => 24L + 8L * n // RLE: 14 bytes + n run lengths of up to 64 bits
+    case PageValues.Fixed(w) if w > 8 => 16L + w.toLong * n
+    case PageValues.Fixed(_) => 32L + 24L * n // DICTIONARY with run-length codes: 27 + (w + 16) n
+    case PageValues.Variable => 64L + 24L * n + math.min(math.max(0L, maxBytes), 1L << 40)
   }
 }

@@ -93,7 +93,9 @@ private[scan] object FragmentFiles {
     val deleted = file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
     val opened = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
     try {
-      (file.path +: file.columnFiles).foreach(f => opened += FermionFileReader.open(new Path(f), conf, plan.options))
+      // The data file's length comes from the listing that planned the scan (no status request).
+      opened += FermionFileReader.open(new Path(file.path), conf, plan.options, file.length)
+      file.columnFiles.foreach(f => opened += FermionFileReader.open(new Path(f), conf, plan.options))
       new FragmentFiles(file, plan, opened.toIndexedSeq, deleted)
     } catch { case t: Throwable => opened.foreach(_.close()); throw t }
   }

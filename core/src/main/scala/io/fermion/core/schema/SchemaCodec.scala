@@ -97,7 +97,7 @@ object SchemaCodec {
     need(4)
     val n = b.getInt()
     if (n < 0) throw new IllegalArgumentException(s"negative column count $n")
-    val fields = new ArrayBuffer[FermionField](math.min(n, 1 << 20))
+    val fields = new ArrayBuffer[FermionField](math.min(n, b.remaining() / 8 + 1)) // a node takes >= 8 bytes
     var i = 0
     while (i < n) { fields += node(0); i += 1 }
     if (b.remaining() != 0)

@@ -33,7 +33,8 @@ trait InputFile extends Closeable {
   def defaultTailPrefetch: Long = 1L << 20
 
   final protected def checkRange(offset: Long, len: Long): Unit =
-    if (offset < 0 || len < 0 || offset + len > length)
+    // `offset > length - len`, not `offset + len > length`: an offset near Long.MaxValue must not wrap.
+    if (offset < 0 || len < 0 || offset > length - len)
       throw new FermionOffsetOutOfRangeException(path, offset, len, length)
 }
 
@@ -85,9 +86,25 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
 }
 
 object HadoopInputFile {
-  def open(path: Path, conf: Configuration): HadoopInputFile = {
+
+  /** Hadoop's openFile() options: the file's length (so that object stores skip the HEAD request
+    * that would find it) and the read policy (positional and vectored reads, no read-ahead). */
+  val LengthOption = "fs.option.openfile.length"
+  val ReadPolicyOption = "fs.option.openfile.read.policy"
+
+  /** Opens `path`; `knownLength` (from a listing) saves the status request. */
+  def open(path: Path, conf: Configuration, knownLength: Long = -1L): HadoopInputFile = {
     val fs = FileSystems.forPath(path, conf)
-    val status = fs.getFileStatus(path)
-    new HadoopInputFile(path.toString, status.getLen, fs.open(path), fs.getUri.getScheme == "file")
+    val local = fs.getUri.getScheme == "file"
+    if (knownLength < 0 || local) {
+      val status = fs.getFileStatus(path)
+      val in = if (local) fs.open(path) else openWith(fs, path, status.getLen)
+      new HadoopInputFile(path.toString, status.getLen, in, local)
+    } else new HadoopInputFile(path.toString, knownLength, openWith(fs, path, knownLength), local)
   }
+
+  private def openWith(fs: org.apache.hadoop.fs.FileSystem, path: Path, length: Long): FSDataInputStream =
+    org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+      fs.openFile(path).opt(LengthOption, length).opt(ReadPolicyOption, "vector, random").build()
+    )
 }

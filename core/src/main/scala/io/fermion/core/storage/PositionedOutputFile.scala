@@ -23,10 +23,11 @@ final class PositionedOutputFile private (val path: String, out: OutputStream, s
 object PositionedOutputFile {
   val BufferSize: Int = 4 << 20
 
-  /** Creates `path`, failing if it exists: data files are never overwritten in place. */
+  /** Creates `path` (a fresh name), failing if it exists on file systems that check that cheaply:
+    * data files are never overwritten in place (object stores: [[FileWrites.createNew]]). */
   def create(path: Path, conf: Configuration): PositionedOutputFile = {
     val fs = FileSystems.forPath(path, conf)
-    val raw = fs.create(path, false)
-    new PositionedOutputFile(path.toString, new BufferedOutputStream(raw, BufferSize), () => raw.hsync())
+    val raw = FileWrites.createNew(fs, path)
+    new PositionedOutputFile(path.toString, new BufferedOutputStream(raw, BufferSize), () => FileWrites.sync(raw, fs))
   }
 }

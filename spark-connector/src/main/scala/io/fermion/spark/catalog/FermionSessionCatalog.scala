@@ -5,7 +5,7 @@ import java.util.Locale
 
 import scala.jdk.CollectionConverters._
 
-import io.fermion.core.dataset.{FermionDataset, ManifestPublisher, Operation}
+import io.fermion.core.dataset.{FermionDataset, Operation}
 import io.fermion.core.scan.{ReadAt, Snapshot}
 import io.fermion.spark.{FermionDatasets, FermionOptions, FermionTable, FermionTableSchema, SparkTypeMapping}
 import io.fermion.spark.write.WriteIntent
@@ -102,18 +102,21 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       val declared = checked(ident, columns, partitions, props)
       val withLocation = locate(ident, props)
       val path = withLocation(TableCatalog.PROP_LOCATION)
-      val snap = snapshot(path)
-      val existing = FermionTableSchema.of(snap)
+      val found = snapshot(path)
+      val existing = FermionTableSchema.of(found)
+      // A directory of loose files (no dataset) is read with the declared columns, as Parquet's:
+      // those no file has read as null.
+      val loose = existing.isDefined && !found.isDataset
       // CREATE TABLE t USING fermion LOCATION '...' without columns: the dataset's; with columns:
       // they must be the dataset's (nullability aside), as Spark checks for its own sources.
-      // Over loose files (no dataset) declared columns may name a subset, as for Parquet.
       val schema = (existing, declared.isEmpty) match {
+        case (Some(_), false) if loose => declared
         case (Some(s), true) => s
         case (None, true) =>
           throw new IllegalArgumentException(
             s"No Fermion dataset at '$path' to take $ident's columns from; declare them"
           )
-        case (Some(s), false) if snap.isDataset && !FermionTableSchema.sameColumns(s, declared) =>
+        case (Some(s), false) if !FermionTableSchema.sameColumns(s, declared) =>
           throw new IllegalArgumentException(
             s"The columns declared for $ident (${declared.toDDL}) are not those of the Fermion dataset at '$path' " +
               s"(${s.toDDL}); declare them as the dataset has them, or leave them out"
@@ -266,11 +269,15 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
 
   /** A catalog entry's table at `snap`: the dataset's columns with what the catalog declared
     * (nullability, comments, CHAR/VARCHAR), its properties and options. */
-  private def catalogTable(ident: Identifier, entry: Table, snap: Snapshot): FermionTable = {
+  private def catalogTable(ident: Identifier, entry: Table, found: Snapshot): FermionTable = {
     val declared = StructType(entry.columns().map(columnToField))
-    val schema =
-      if (!snap.isDataset && snap.files.nonEmpty && declared.nonEmpty) declared // loose files: the declared columns
-      else FermionTableSchema.of(snap).map(FermionTableSchema.withDeclared(_, declared)).getOrElse(declared)
+    // Loose files are read with the declared columns, found in each file by name (null where a
+    // file lacks one), as a Parquet table over a directory is.
+    val snap =
+      if (found.isDataset || !found.exists) found
+      else
+        found.copy(schema = Some(SparkTypeMapping.toFermion(StructType(declared.fields.map(_.copy(nullable = true))))))
+    val schema = FermionTableSchema.of(snap).map(FermionTableSchema.withDeclared(_, declared)).getOrElse(declared)
     val props = entry.properties.asScala.toMap.filter { case (k, _) => !k.equalsIgnoreCase("option.path") }
     new FermionTable(
       locationOf(ident, entry),
@@ -329,7 +336,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       partitionBy: Seq[String]
   ): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))
     val fermion = SparkTypeMapping.toFermion(schema)
     val spec = io.fermion.core.dataset.Partitioning.specOf(fermion, partitionBy, path)
@@ -440,7 +447,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
       partitionBy: Seq[String]
   ): Unit = {
     val ds = new FermionDataset(new Path(path), conf())
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val fermion = SparkTypeMapping.toFermion(schema)
     val spec = io.fermion.core.dataset.Partitioning.specOf(fermion, partitionBy, path)
     val config = FermionOptions.datasetConfig(FermionOptions.tableOptions(props))

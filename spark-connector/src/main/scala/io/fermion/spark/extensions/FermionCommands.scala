@@ -1,6 +1,6 @@
 package io.fermion.spark.extensions
 
-import io.fermion.core.dataset.{DatasetLayout, FermionDataset, ManifestPublisher}
+import io.fermion.core.dataset.{DatasetLayout, FermionDataset}
 import io.fermion.spark.{FermionDatasets, FermionTable, FermionTableSchema}
 import io.fermion.spark.extensions.FermionSqlParser.{AsOf, AsOfMicros, AsOfString}
 import org.apache.hadoop.fs.Path
@@ -197,7 +197,7 @@ final case class VacuumCommand(nameParts: Seq[String], retainHours: Option[Doubl
   override def run(spark: SparkSession): Seq[Row] = {
     val t = table(spark, nameParts, "VACUUM")
     val ds = dataset(t, "VACUUM")
-    if (!dryRun) ManifestPublisher.checkSupported(ds.fs)
+    if (!dryRun) ds.checkCommitStore()
     val check = spark.conf.get(FermionCommands.RetentionCheck, "true").trim.toBoolean
     val hours = retainHours.getOrElse(168.0)
     if (check && hours < io.fermion.core.dataset.FermionDataset.MinSafeRetentionHours)
@@ -225,7 +225,7 @@ final case class RestoreCommand(nameParts: Seq[String], to: Either[Long, AsOf]) 
   override def run(spark: SparkSession): Seq[Row] = {
     val t = table(spark, nameParts, "RESTORE")
     val ds = dataset(t, "RESTORE")
-    ManifestPublisher.checkSupported(ds.fs)
+    ds.checkCommitStore()
     val version = to match {
       case Left(v) => v
       case Right(AsOfString(text)) => ds.versionAsOfTime(FermionDatasets.timestampMillis(spark, text)).version

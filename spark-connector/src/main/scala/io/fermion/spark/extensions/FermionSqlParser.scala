@@ -22,6 +22,7 @@ import org.apache.spark.sql.types.{DataType, StringType, StructType, TimestampNT
   * RESTORE [TABLE] t [TO] TIMESTAMP AS OF 'timestamp'
   * ALTER TABLE t CREATE [OR REPLACE] TAG [IF NOT EXISTS] name [AS OF VERSION n]
   * ALTER TABLE t DROP TAG [IF EXISTS] name
+  * CONVERT TO FERMION ... / CONVERT TO PARQUET ...   (see [[ConvertSqlParser]])
   * }}}
   * (`DESC` for `DESCRIBE`; keywords in any case). Table names are parsed by Spark's parser, so
   * they follow Spark's quoting rules. Parsing also installs Fermion's session catalog when the
@@ -57,6 +58,8 @@ final class FermionSqlParser(session: SparkSession, delegate: ParserInterface) e
 
   /** One of Fermion's commands, or None (Spark's parser takes the statement). */
   private def command(sqlText: String): Option[LogicalPlan] = {
+    val convert = ConvertSqlParser.parse(sqlText)
+    if (convert.isDefined) return convert
     val tokens =
       try tokenize(sqlText)
       catch { case _: IllegalArgumentException => return None } // Spark reports the syntax error

@@ -38,7 +38,7 @@ final class FermionBatchWrite(
   private def dataset = new FermionDataset(new Path(path), conf.value)
 
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = {
-    io.fermion.core.dataset.ManifestPublisher.checkSupported(dataset.fs) // before any task writes
+    dataset.checkCommitStore() // before any task writes
     new FermionDataWriterFactory(
       path,
       schema,

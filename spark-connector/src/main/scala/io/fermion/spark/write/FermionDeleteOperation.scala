@@ -5,7 +5,7 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, Da
 
 import scala.collection.mutable
 
-import io.fermion.core.dataset.{FermionDataset, ManifestPublisher}
+import io.fermion.core.dataset.FermionDataset
 import io.fermion.spark.{FermionTable, FermionTableSchema}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.InternalRow
@@ -50,7 +50,7 @@ final class FermionDeleteOperation(table: FermionTable) extends SupportsDelta {
 final class FermionDeleteBatchWrite(path: String, readVersion: Option[Long]) extends DeltaBatchWrite {
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DeltaWriterFactory = {
     readVersion.foreach { _ =>
-      ManifestPublisher.checkSupported(new FermionDataset(new Path(path), FermionTableSchema.hadoopConf()).fs)
+      new FermionDataset(new Path(path), FermionTableSchema.hadoopConf()).checkCommitStore()
     }
     new FermionDeltaWriterFactory
   }

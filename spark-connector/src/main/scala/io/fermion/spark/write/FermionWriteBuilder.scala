@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.write.{
 }
 import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
-import org.apache.spark.sql.connector.expressions.{Expressions, SortDirection, SortOrder}
+import org.apache.spark.sql.connector.expressions.{Expression, Expressions, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering
 import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, StructType}
 
@@ -150,7 +150,8 @@ final class FermionWriteBuilder(
         if (spec.isEmpty) None else Some(FermionBatchWrite.Partitioning(schema, partitionOrdinals, spec))
       )
     // Each task's rows sorted by the partition columns (one file per partition) and by the batch
-    // key (every key's rows form one batch).
+    // key (every key's rows form one batch); with a batch key, every key's rows in one task (Spark
+    // shuffles by the key) whatever the input's partitioning.
     val sortBy = partitionOrdinals.map(schema(_).name) ++ batchKey.map(dataStruct(_).name)
     val what = (if (spec.isEmpty) "" else s", partitioned by ${partitionOrdinals.map(schema(_).name).mkString(", ")}") +
       batchKey.map(k => s", batches by ${dataStruct(k).name}").getOrElse("")
@@ -161,7 +162,10 @@ final class FermionWriteBuilder(
       }
     else
       new Write with RequiresDistributionAndOrdering {
-        override def requiredDistribution(): Distribution = Distributions.unspecified()
+        override def requiredDistribution(): Distribution = batchKey match {
+          case Some(k) => Distributions.clustered(Array[Expression](Expressions.column(dataStruct(k).name)))
+          case None => Distributions.unspecified()
+        }
         override def requiredOrdering(): Array[SortOrder] =
           sortBy.map(c => Expressions.sort(Expressions.column(c), SortDirection.ASCENDING)).toArray
         override def toBatch: BatchWrite = batchWrite

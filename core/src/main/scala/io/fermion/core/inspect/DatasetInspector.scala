@@ -1,0 +1,117 @@
+package io.fermion.core.inspect
+
+import java.io.FileNotFoundException
+
+import io.fermion.core.dataset._
+import io.fermion.core.storage.FileSystems
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+/** Builds a [[DatasetInspection]] from a dataset's metadata files only: every manifest (the
+  * history), the transaction files they name (what each commit did), the tags, and one listing of
+  * `data/` for file sizes. No data file is opened. */
+object DatasetInspector {
+
+  /** Whether `path` is a dataset (its `_versions/` holds a version). */
+  def isDataset(path: String, conf: Configuration): Boolean =
+    new FermionDataset(new Path(path), conf).exists
+
+  /** The dataset at `path`; `version` (default: the latest) selects whose fragments are listed. */
+  def inspect(path: String, conf: Configuration, version: Option[Long] = None): DatasetInspection = {
+    val root = new Path(path)
+    val ds = new FermionDataset(root, conf)
+    val fs = ds.fs
+    var bytes = 0L
+    def listing(dir: Path): Map[String, FileStatus] =
+      try fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
+      catch { case _: FileNotFoundException => Map.empty }
+    val manifestFiles = listing(DatasetLayout.versions(root))
+    val numbers = ds.versionNumbers()
+    if (numbers.isEmpty)
+      throw new FermionDatasetNotFoundException(path, "it holds no dataset version (_versions/ is empty or missing)")
+    val manifests = numbers.map { v =>
+      bytes += manifestFiles.get(DatasetLayout.manifestName(v)).map(_.getLen).getOrElse(0L)
+      ds.manifest(v)
+    }
+    val tags = ds.tags
+    bytes += listing(DatasetLayout.tags(root)).values.map(_.getLen).sum
+    val tagsByVersion = tags.groupBy(_._2).map { case (v, ts) => v -> ts.keys.toSeq.sorted }
+    val versions = manifests.map { m =>
+      val txnPath = new Path(DatasetLayout.transactions(root), m.transactionFile)
+      val detail =
+        if (m.transactionFile.isEmpty) None
+        else
+          try {
+            val st = fs.getFileStatus(txnPath)
+            val in = fs.open(txnPath)
+            val b = new Array[Byte](st.getLen.toInt)
+            try in.readFully(0, b)
+            finally in.close()
+            bytes += b.length
+            TransactionCodec.decode(b, ds.name, m.transactionFile).flatMap(t => describe(t.operation))
+          } catch { case _: FileNotFoundException => Some("transaction file missing") }
+      VersionInfo(
+        m.version,
+        m.timestampMillis,
+        m.operation,
+        detail,
+        m.fragments.size,
+        m.rowCount,
+        tagsByVersion.getOrElse(m.version, Nil)
+      )
+    }
+    val chosen = version.map(v => manifests.find(_.version == v).getOrElse(ds.manifest(v))).getOrElse(manifests.last)
+    val dataFiles = listing(new Path(root, DatasetLayout.DataDir))
+    val fragments = chosen.fragments.map { f =>
+      FragmentInfo(
+        f.id,
+        f.physicalRows,
+        f.rowCount,
+        f.rowIdStart,
+        f.files.map { d =>
+          val p = ds.resolvePath(d.path)
+          val size = dataFiles.get(p.getName).filter(_.getPath.getParent == p.getParent).map(_.getLen).orElse {
+            try Some(fs.getFileStatus(p).getLen)
+            catch { case _: FileNotFoundException => None }
+          }
+          DataFileInfo(d.path, d.fieldIds, size)
+        },
+        f.deletion.map(d =>
+          DeletionInfo(d.path, if (d.kind == DeletionFile.ArrowArray) "arrow" else "roaring", d.deletedRows)
+        )
+      )
+    }
+    DatasetInspection(
+      root = ds.name,
+      version = chosen.version,
+      latestVersion = numbers.last,
+      timestampMillis = chosen.timestampMillis,
+      operation = chosen.operation,
+      rows = chosen.rowCount,
+      readerFeatures = chosen.readerFeatures,
+      writerFeatures = chosen.writerFeatures,
+      schema = chosen.schema.fields,
+      versions = versions,
+      fragments = fragments,
+      tags = tags,
+      config = chosen.config,
+      bytesRead = bytes
+    )
+  }
+
+  private def describe(op: Operation): Option[String] = op match {
+    case Operation.Append(_, fs) => Some(s"${fs.size} new fragments")
+    case Operation.Overwrite(_, fs) => Some(s"replaced by ${fs.size} fragments")
+    case Operation.Delete(updated, removed, predicate) =>
+      Some(s"where $predicate (${updated.size} fragments with new deletion files, ${removed.size} removed)")
+    case Operation.Project(_, description) => Some(description)
+    case Operation.Compact(removed, fs) => Some(s"${removed.size} fragments rewritten into ${fs.size}")
+    case Operation.AddColumnFiles(_, files, description) => Some(s"$description (${files.size} column files)")
+    case _ => None // operations added later: the manifest's operation name says enough
+  }
+
+  private[inspect] def exists(path: String, conf: Configuration): Boolean = {
+    val p = new Path(path)
+    FileSystems.forPath(p, conf).exists(p)
+  }
+}
