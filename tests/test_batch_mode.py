@@ -89,8 +89,7 @@ def test_sql_table_with_a_batch_key(spark, tmp_table):
     spark.sql(f"CREATE TABLE bt (sample BIGINT, frame INT, x DOUBLE) USING fermion LOCATION '{path}' "
               "TBLPROPERTIES ('fermion.batchKey' = 'sample')")
     try:
-        # A batch is written by one task (test_repeated_keys_are_refused): VALUES are spread over
-        # the session's two cores, so the rows are gathered into one task first.
+        # VALUES are spread over the session's two cores: the write clusters them by the key.
         spark.sql("INSERT INTO bt VALUES (1, 0, 1.0), (1, 1, 2.0), (2, 0, 3.0)")
         got = spark.sql("SELECT sample, frame, batch_id, index_in_batch FROM bt WHERE sample = 1").collect()
         assert sorted((r.sample, r.batch_id, r.index_in_batch) for r in got) == [(1, 1, 0), (1, 1, 1)]
