@@ -100,8 +100,8 @@ object DatasetInspector {
   }
 
   private def describe(op: Operation): Option[String] = op match {
-    case Operation.Append(_, fs) => Some(s"${fs.size} new fragments")
-    case Operation.Overwrite(_, fs) => Some(s"replaced by ${fs.size} fragments")
+    case Operation.Append(_, fs, _) => Some(s"${fs.size} new fragments")
+    case Operation.Overwrite(_, fs, _) => Some(s"replaced by ${fs.size} fragments")
     case Operation.Delete(updated, removed, predicate) =>
       Some(s"where $predicate (${updated.size} fragments with new deletion files, ${removed.size} removed)")
     case Operation.Project(_, description) => Some(description)

@@ -158,7 +158,7 @@ object SoakData {
     val OpText = """op=(\d+).*""".r
     def fromFiles(fs: Seq[Fragment]) = fs.flatMap(_.files).collectFirst { case DataFile(OpFile(id), _) => id.toLong }
     op.flatMap {
-      case Operation.Append(_, fs) => fromFiles(fs)
+      case Operation.Append(_, fs, _) => fromFiles(fs)
       case Operation.Compact(_, fs) => fromFiles(fs)
       case Operation.Delete(_, _, OpText(id)) => Some(id.toLong)
       case Operation.AddColumnFiles(_, _, OpText(id)) => Some(id.toLong)
