@@ -188,6 +188,37 @@ object CompatCorpus {
     r.getFieldVectors.asScala.foreach(_.setValueCount(3000)); r.setRowCount(3000)
     file(dir, "empty-strings-and-all-null", r, WriterOptions(stripeMaxRows = 1000))
     file(dir, "zero-rows", ArrowTestData.randomRoot(flat, 0, 106), WriterOptions())
+    if (FormatVersion.Minor >= 3) batched(dir, ArrowTestData.randomRoot(flat, 900, 107, pool = 4))
+  }
+
+  /** A batch-mode file (1.3): `batched.fermion`, its rows in `batched.jsonl` and its batches (id and
+    * row count, in file order) in `batched.batches`, from the ids and sizes written. */
+  private def batched(dir: JPath, root: VectorSchemaRoot): Unit = {
+    try {
+      val schema = ArrowSchemaMapping.toFermion(root.getSchema)
+      val w = FermionFileWriter.createBatched(
+        new Path(dir.resolve("batched.fermion").toUri),
+        TestFiles.conf,
+        schema,
+        WriterOptions(stripeMaxRows = 300, pageRows = 64)
+      )
+      val vectors = root.getFieldVectors.asScala.toIndexedSeq
+      val sizes = Iterator.continually(Seq(1, 9, 64, 130, 2)).flatten
+      val batches = IndexedSeq.newBuilder[String]
+      var from = 0
+      var id = 100L
+      try
+        while (from < root.getRowCount) {
+          val n = math.min(sizes.next(), root.getRowCount - from)
+          w.startBatch(id); w.write(vectors, from, n); w.endBatch()
+          batches += s"$id $n"
+          from += n
+          id += 7
+        }
+      finally w.close()
+      writeLines(dir.resolve("batched.jsonl"), (0 until root.getRowCount).map(i => Render.row(vectors, i)))
+      writeLines(dir.resolve("batched.batches"), batches.result())
+    } finally root.close()
   }
 
   private val datasetFields: Seq[Field] = Seq(

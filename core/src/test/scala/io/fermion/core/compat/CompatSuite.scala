@@ -57,6 +57,18 @@ class CompatSuite extends AnyFunSuite {
     }
   }
 
+  test("batch-mode corpus files (1.3 on) keep their batches: ids and row counts in file order") {
+    for (v <- versions; f <- corpusFiles(v) if Files.exists(f.resolveSibling("batched.batches")) && f.endsWith("batched.fermion")) {
+      val expected = lines(f.resolveSibling("batched.batches"))
+      val r = io.fermion.core.read.FermionFileReader.open(new org.apache.hadoop.fs.Path(f.toUri), TestFiles.conf, ReaderOptions())
+      try {
+        val idx = r.batchIndex.getOrElse(fail(s"$f has no batch index"))
+        val actual = (0 until r.numStripes).flatMap { s => val (ids, lens) = idx.batches(s); ids.zip(lens).map { case (i, n) => s"$i $n" } }
+        assert(actual == expected, f)
+      } finally r.close()
+    }
+  }
+
   test("a newer minor version reads what it understands; a newer or older major version is refused") {
     for (v <- versions; f <- corpusFiles(v)) {
       val expected = lines(f.resolveSibling(f.getFileName.toString.stripSuffix(".fermion") + ".jsonl"))

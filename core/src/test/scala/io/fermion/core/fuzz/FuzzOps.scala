@@ -139,6 +139,13 @@ object FuzzOp {
   }
 
   /** Metadata aggregates of flat columns. */
+  /** The batch index of a batch-mode file: every stripe's batch ids and lengths (None otherwise). */
+  case object Batches extends FuzzOp {
+    override def usesSchema = false
+    def run(r: FermionFileReader, a: BufferAllocator): Any =
+      r.batchIndex.map(idx => (0 until r.numStripes).map { s => val (ids, lens) = idx.batches(s); (ids.toSeq, lens.toSeq) })
+  }
+
   final case class Aggregates(columns: IndexedSeq[Int]) extends FuzzOp {
     def run(r: FermionFileReader, a: BufferAllocator): Any = columns.map { c =>
       val t = r.schema.fields(c).dataType
@@ -229,6 +236,7 @@ object FuzzOp {
       candidates += Filter(e, text)
     }
     if (flatCols.nonEmpty && rnd.nextInt(3) == 0) candidates += Aggregates(flatCols)
+    if (rnd.nextInt(3) == 0) candidates += Batches
     rnd.shuffle(candidates.result())
   }
 
@@ -238,7 +246,7 @@ object FuzzOp {
     val nested = schema.fields.indices.filter(c => FermionType.isNested(schema.fields(c).dataType))
     val lists =
       nested.filter(c => Set[FermionType](FermionType.List, FermionType.Map).contains(schema.fields(c).dataType))
-    IndexedSeq(Describe, Metadata, FullRead) ++ nested.map(Projected(_, lengthsOnly = false)) ++
+    IndexedSeq(Describe, Metadata, FullRead, Batches) ++ nested.map(Projected(_, lengthsOnly = false)) ++
       lists.map(Projected(_, lengthsOnly = true)) ++
       (if (flatCols.isEmpty) Nil
        else

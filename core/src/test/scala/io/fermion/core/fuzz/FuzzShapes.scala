@@ -30,6 +30,7 @@ final case class MetaShape(name: String, kind: String, bytes: Array[Byte])
 /** The valid inputs of the fuzzer, all written by the current writer from seeded data: flat columns
   * of every type under every encoding and both codecs, with and without page CRCs; nested columns;
   * bloom filters; many stripes and pages; all-null and empty-string columns; a file of no rows;
+  * batch-mode files;
   * and manifests, transactions (every operation) and deletion files (both kinds). */
 object FuzzShapes {
   private def written(name: String, root: VectorSchemaRoot, options: WriterOptions): Shape = {
@@ -101,6 +102,34 @@ object FuzzShapes {
 
   private def only(encoding: Int): EncodingSet = EncodingSet(Set(encoding))
 
+  /** A batch-mode file (format 1.3): batches of 1 to 200 rows with increasing ids, so that pages are
+    * cut at batch ends and stripes hold BATCH_META chunks and the file a batch index. */
+  private def batched(name: String, root: VectorSchemaRoot, options: WriterOptions): Shape = {
+    val f = TestFiles.tempDir("fermion-fuzz-shape").resolve(s"$name.fermion")
+    try {
+      val schema = io.fermion.core.schema.ArrowSchemaMapping.toFermion(root.getSchema)
+      val w = io.fermion.core.write.FermionFileWriter
+        .createBatched(new org.apache.hadoop.fs.Path(f.toUri), TestFiles.conf, schema, options)
+      val vectors = root.getFieldVectors.asScala.toIndexedSeq
+      val sizes = Iterator.continually(Seq(1, 7, 64, 200, 3, 31)).flatten
+      var from = 0
+      var id = 10L
+      try
+        while (from < root.getRowCount) {
+          val n = math.min(sizes.next(), root.getRowCount - from)
+          w.startBatch(id)
+          w.write(vectors, from, n)
+          w.endBatch()
+          from += n
+          id += 1 + (id % 3)
+        }
+      finally w.close()
+    } finally root.close()
+    val bytes = Files.readAllBytes(f)
+    Files.delete(f); Files.delete(f.getParent)
+    Shape(name, bytes)
+  }
+
   lazy val files: IndexedSeq[Shape] = {
     val none = PageCodec.None
     val paged = WriterOptions(stripeMaxRows = 500, pageRows = 64)
@@ -144,6 +173,12 @@ object FuzzShapes {
       ),
       written("empty-and-null", emptyAndNullRoot(3000), WriterOptions(stripeMaxRows = 1000)),
       written("zero-rows", flatRoot(0, 9), WriterOptions()),
+      batched("batched", flatRoot(1200, 30, pool = 5), WriterOptions(stripeMaxRows = 400, pageRows = 64)),
+      batched(
+        "batched-none",
+        nestedRoot(31, 300, 2, 3),
+        WriterOptions(stripeMaxRows = 150, pageSize = 1024, compression = none)
+      ),
       written(
         "many-pages",
         ArrowTestData.randomRoot(flat.filter(f => Set("b", "i8", "s").contains(f.getName)), 9000, 10, 0.3),
