@@ -82,7 +82,9 @@ object BatchIndex {
   /** The batch index of `reader`'s file, or None when it is not a batch-mode file. */
   def load(reader: FermionFileReader, verifyChecksums: Boolean): Option[BatchIndex] = {
     val f = reader.footer
-    if (f.minor < 3 || (f.settings & L.Settings.BatchMode) == 0) return None
+    // By the settings bit alone: the metadata CRC covers it, while no CRC covers `minor` (a damaged
+    // minor must not hide the batches; no writer before 1.3 sets the bit).
+    if ((f.settings & L.Settings.BatchMode) == 0) return None
     val n = reader.numStripes
     val start =
       if (n == 0) FileLayout.HeaderSize.toLong else reader.stripes.dataOffset(n - 1) + reader.stripes.dataLength(n - 1)

@@ -58,12 +58,21 @@ class CompatSuite extends AnyFunSuite {
   }
 
   test("batch-mode corpus files (1.3 on) keep their batches: ids and row counts in file order") {
-    for (v <- versions; f <- corpusFiles(v) if Files.exists(f.resolveSibling("batched.batches")) && f.endsWith("batched.fermion")) {
+    for (
+      v <- versions; f <- corpusFiles(v)
+      if Files.exists(f.resolveSibling("batched.batches")) && f.endsWith("batched.fermion")
+    ) {
       val expected = lines(f.resolveSibling("batched.batches"))
-      val r = io.fermion.core.read.FermionFileReader.open(new org.apache.hadoop.fs.Path(f.toUri), TestFiles.conf, ReaderOptions())
+      val r = io.fermion.core.read.FermionFileReader.open(
+        new org.apache.hadoop.fs.Path(f.toUri),
+        TestFiles.conf,
+        ReaderOptions()
+      )
       try {
         val idx = r.batchIndex.getOrElse(fail(s"$f has no batch index"))
-        val actual = (0 until r.numStripes).flatMap { s => val (ids, lens) = idx.batches(s); ids.zip(lens).map { case (i, n) => s"$i $n" } }
+        val actual = (0 until r.numStripes).flatMap { s =>
+          val (ids, lens) = idx.batches(s); ids.zip(lens).map { case (i, n) => s"$i $n" }
+        }
         assert(actual == expected, f)
       } finally r.close()
     }
@@ -129,12 +138,16 @@ class CompatSuite extends AnyFunSuite {
   test("manifests and transactions: a newer minor version with appended fields decodes, a newer major is refused") {
     for (v <- versions) {
       val dir = v.resolve("dataset")
-      val manifests = Files.list(dir.resolve("_versions")).iterator.asScala.toIndexedSeq
+      val manifests = Files.list(dir.resolve("_versions")).iterator.asScala.toIndexedSeq.filter(p =>
+        DatasetLayout.versionOf(p.getFileName.toString).nonEmpty
+      ) // not the latest-version hint
       manifests.foreach { p =>
         val bytes = Files.readAllBytes(p)
         val original = ManifestCodec.decode(bytes, "ds", p.getFileName.toString)
-        // Minor 7 with 5 more bytes before the trailer (fields a later minor version may append).
-        val body = bytes.take(bytes.length - 8) ++ Array[Byte](1, 2, 3, 4, 5)
+        // Minor 7: from minor 1 on a section list follows the fragments (none here), then 5 more
+        // bytes before the trailer (fields a later minor version may append after it).
+        require(ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getShort(6) == 0, s"$p: a minor-0 manifest")
+        val body = bytes.take(bytes.length - 8) ++ new Array[Byte](4) ++ Array[Byte](1, 2, 3, 4, 5)
         val newer = body ++ new Array[Byte](4) ++ bytes.takeRight(4)
         setU16(newer, 6, 7)
         CrcFixer.fixMetadataFile(newer)

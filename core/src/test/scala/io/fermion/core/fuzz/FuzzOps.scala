@@ -143,7 +143,11 @@ object FuzzOp {
   case object Batches extends FuzzOp {
     override def usesSchema = false
     def run(r: FermionFileReader, a: BufferAllocator): Any =
-      r.batchIndex.map(idx => (0 until r.numStripes).map { s => val (ids, lens) = idx.batches(s); (ids.toSeq, lens.toSeq) })
+      r.batchIndex.map(idx =>
+        (0 until r.numStripes).map { s =>
+          val (ids, lens) = idx.batches(s); (ids.toSeq, lens.toSeq)
+        }
+      )
   }
 
   final case class Aggregates(columns: IndexedSeq[Int]) extends FuzzOp {
