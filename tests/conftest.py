@@ -148,3 +148,19 @@ def assert_same_as_parquet(spark, df, fermion_path, parquet_path, **fermion_opti
     assert f.schema.simpleString() == df.schema.simpleString()
     assert rows_of(f) == rows_of(p)
     return f
+
+
+def error_of(f):
+    """The message of the exception `f()` raises."""
+    with pytest.raises(Exception) as info:
+        f()
+    return str(info.value)
+
+
+@pytest.fixture
+def drop(spark):
+    """Register catalog table names to drop after the test."""
+    names = []
+    yield names.append
+    for n in names:
+        spark.sql(f"DROP TABLE IF EXISTS {n}")

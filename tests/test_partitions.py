@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from conftest import rows_of
+from conftest import error_of, rows_of
 
 
 def sample(spark, start=0, end=40):
@@ -52,20 +52,6 @@ def driver_metric(df, name):
         if metrics.contains(name):
             return metrics.apply(name).value()
     raise AssertionError(f"no metric {name} in {plan}")
-
-
-def error_of(f):
-    with pytest.raises(Exception) as info:
-        f()
-    return str(info.value)
-
-
-@pytest.fixture
-def drop(spark):
-    names = []
-    yield names.append
-    for n in names:
-        spark.sql(f"DROP TABLE IF EXISTS {n}")
 
 
 def test_partition_by_writes_values_to_the_manifest_and_reads_like_parquet(spark, tmp_table):

@@ -8,7 +8,7 @@ import urllib.parse
 import pytest
 from pyspark.errors import AnalysisException
 
-from conftest import rows_of
+from conftest import error_of, rows_of
 
 
 def local_path(location):
@@ -32,20 +32,6 @@ def details(spark, table):
 
 def data_bytes(path):
     return sum(os.path.getsize(f) for f in glob.glob(os.path.join(path, "data", "*.fermion")))
-
-
-def error_of(f):
-    with pytest.raises(Exception) as info:
-        f()
-    return str(info.value)
-
-
-@pytest.fixture
-def drop(spark):
-    names = []
-    yield names.append
-    for n in names:
-        spark.sql(f"DROP TABLE IF EXISTS {n}")
 
 
 def test_declared_schema_char_varchar_and_comments_survive_writes(spark, tmp_table, drop):
