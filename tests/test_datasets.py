@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from conftest import rows_of
-from fermion_spark import errors
+from fermion_spark import errors, tools
 from fermion_spark.dataset import FermionDataset
 
 
@@ -518,6 +518,8 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
     time.sleep(1.1)
     FermionDataset(spark, path).cleanup(retain_hours=0, allow_short_retention=True)
     assert set(ids(spark.read.format("fermion").load(path))) == expected
-    referenced = {os.path.basename(f) for f in spark.read.format("fermion").load(path).inputFiles()}
+    referenced = {os.path.basename(f["path"]) for fragment in tools.inspect(path, spark=spark)["fragments"]
+                  for f in fragment["files"]}
+    assert referenced, "the dataset lists no data file"
     assert set(os.listdir(os.path.join(path, "data"))) == referenced, "cleanup left orphans or removed a referenced file"
     assert not [f for f in os.listdir(os.path.join(path, "_versions")) if f.startswith(".tmp")]

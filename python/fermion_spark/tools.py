@@ -95,7 +95,7 @@ def inspect_args(path, json_output=True, columns=None, stripes=None, page_header
 
 def inspect(path, spark=None, json_output=True, **kwargs):
     """The metadata of a Fermion file or dataset: a dict (the ``--json`` document, see
-    docs/inspect.md) or, with ``json_output=False``, the text report. With ``spark`` the session's
+    section 2 of docs/migration.md) or, with ``json_output=False``, the text report. With ``spark`` the session's
     JVM reads it; otherwise a ``java`` process with PySpark's jars does."""
     args = inspect_args(path, json_output, **kwargs)
     if spark is not None:

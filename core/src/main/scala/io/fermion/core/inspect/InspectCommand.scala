@@ -21,7 +21,7 @@ object InspectCommand {
       |sizes and share of the file) or a dataset's (versions, operations, fragments, deletions, tags,
       |config). Reads metadata only and says how many bytes it read.
       |
-      |  --json               machine-readable output (docs/inspect.md, docs/inspect.schema.json)
+      |  --json               machine-readable output (section 2 of docs/migration.md, docs/inspect.schema.json)
       |  --column NAME        only this top-level column (repeatable, or comma-separated)
       |  --stripe N           only this stripe (repeatable, or comma-separated); shows its chunks
       |  --chunks             one line per stream and stripe

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator}
 import io.fermion.core.schema.FermionField
 
 /** Renders an [[Inspection]] as JSON (Jackson's streaming generator, which Spark ships). The
-  * shape is documented in docs/inspect.md and checked by docs/inspect.schema.json. Keys are
+  * shape is documented in section 2 of docs/migration.md and checked by docs/inspect.schema.json. Keys are
   * snake_case; sizes are bytes; a file report has `kind = "file"`, a dataset report
   * `kind = "dataset"`. */
 object InspectJson {
