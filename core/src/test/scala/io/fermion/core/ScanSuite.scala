@@ -348,8 +348,10 @@ class ScanSuite extends AnyFunSuite {
     } finally allocator.close()
   }
 
-  /** 1,000 random bytes (no encoding can shrink them: pages stay PLAIN). */
-  private def blobOf(i: Int): Array[Byte] = { val b = new Array[Byte](1000); new scala.util.Random(i).nextBytes(b); b }
+  /** 1,000 random bytes (no encoding can shrink them: pages stay PLAIN); empty for every 1000th row from 500. */
+  private def blobOf(i: Int): Array[Byte] = {
+    val b = new Array[Byte](if (i % 1000 == 500) 0 else 1000); new scala.util.Random(i).nextBytes(b); b
+  }
 
   test("take by stable row id, and of PLAIN uncompressed pages reads little more than the values") {
     val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-take-ids").resolve("t").toUri), conf)
@@ -390,7 +392,8 @@ class ScanSuite extends AnyFunSuite {
     append(5000, 1)
     val s = Snapshot.open(ds.name, conf)
     val scan = s.scanBuilder().build()
-    val ids = Array(9999L, 0L, 4999L, 5000L, 1234L, 1234L)
+    // 2500 and 7500 hold empty values far from any other requested value (no bytes to read for them)
+    val ids = Array(9999L, 0L, 4999L, 5000L, 1234L, 1234L, 2500L, 7500L)
     val (rows, metrics) = take(scan)((sc, a) => sc.takeRowIds(ids, conf, a))
     assert(rows.map(_(0)) == ids.toSeq.map(java.lang.Long.valueOf))
     assert(rows.map(_(1)) == ids.toSeq.map(i => blobOf(i.toInt).toSeq))

@@ -303,9 +303,10 @@ final private[scan] class FileTake(
     def dataRanges: Seq[ByteRange] =
       dataPlan.flatMap { d =>
         if (!d.partial) Seq(ByteRange(d.offset, d.length))
-        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.map { slot =>
+        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.flatMap { slot =>
+          // An empty value (empty string, zero-length binary) needs no bytes.
           val (from, until) = valueBytes(d, slot)
-          ByteRange(d.offset + PageHeader.Size + from, until - from)
+          if (until == from) None else Some(ByteRange(d.offset + PageHeader.Size + from, until - from))
         }
       } ++ children.flatMap(_.dataRanges)
 
@@ -402,9 +403,8 @@ final private[scan] class FileTake(
           var k = 0
           d.slots.foreach { slot =>
             val (from, until) = n.valueBytes(d, slot)
-            val b = fetched(d.offset + PageHeader.Size + from, until - from)
             val bytes = new Array[Byte]((until - from).toInt)
-            b.get(bytes)
+            if (until > from) fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
             f(slot, k, bytes, 0)
             k += 1
           }
