@@ -20,6 +20,10 @@ def session(app, master="local[2]", extra=None):
                .config("spark.sql.orc.compression.codec", "zstd"))
     for k, v in (extra or {}).items():
         builder = builder.config(k, v)
+    if os.environ.get("FERMION_BENCH_JFR"):  # a flight recording of the driver, to find where the time goes
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"-XX:StartFlightRecording=filename={os.environ['FERMION_BENCH_JFR']},"
+                                 "settings=profile,dumponexit=true")
     spark = configure_spark_with_fermion(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -10,6 +10,7 @@
 #   benchmarks/run.sh batch [--rows N]
 #   benchmarks/run.sh convert [--rows N]      fermion convert of the 6M-row lineitem, both ways (not part of "all")
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.
+# FERMION_BENCH_JFR=/tmp/run.jfr records a Java Flight Recording of the driver (where the time goes).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 name="${1:?usage: benchmarks/run.sh <all|nested|wide|scans|encodings|filters> [options]}"; shift

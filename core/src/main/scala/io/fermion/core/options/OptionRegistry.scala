@@ -43,7 +43,7 @@ object OptionRegistry {
     "compression",
     Write,
     "`zstd`",
-    "page codec applied after the page encoding: `zstd` or `none`; a page stays uncompressed when zstd saves less than 1/16",
+    "page codec applied after the page encoding: `zstd` or `none`; a page stays uncompressed when zstd saves less than 1/8",
     perColumn = true
   )(v => PageCodec.parse(v.trim))
   val CompressionLevel: OptionSpec[Int] =
