@@ -1,6 +1,6 @@
 package io.fermion.core.codec
 
-import com.github.luben.zstd.{Zstd => ZstdJni}
+import com.github.luben.zstd.{ZstdDecompressCtx, Zstd => ZstdJni}
 
 /** General-purpose compression applied to a page after its encoding. The codec id is stored in
   * the page header, so every page can choose independently. */
@@ -39,15 +39,25 @@ object PageCodec {
     case _ => true
   }
 
+  // A zstd decompression context is a native allocation of about 100 KiB: creating one per page (as
+  // Zstd.decompressByteArray does) cost a take more than decompressing its small pages. Contexts are
+  // borrowed and returned; one that saw an error is closed.
+  private val MaxIdleContexts = 64
+  private val idleContexts = new java.util.concurrent.ConcurrentLinkedQueue[ZstdDecompressCtx]()
+
   /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
   def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean =
     codec match {
       case Zstd =>
         // zstd-jni raises ZstdException on a corrupt frame (e.g. "Destination buffer is too small").
+        val ctx = Option(idleContexts.poll()).getOrElse(new ZstdDecompressCtx)
+        var reusable = false
         try {
-          val n = ZstdJni.decompressByteArray(dst, 0, expected, src, off, len)
-          !ZstdJni.isError(n) && n == expected
+          val n = ctx.decompressByteArray(dst, 0, expected, src, off, len)
+          reusable = true
+          n == expected
         } catch { case _: RuntimeException => false }
+        finally if (reusable && idleContexts.size < MaxIdleContexts) idleContexts.offer(ctx) else ctx.close()
       case _ => false
     }
 }

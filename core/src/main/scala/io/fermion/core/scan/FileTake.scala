@@ -439,12 +439,8 @@ final private[scan] class FileTake(
         }
       }
 
-    /** Index of each wanted slot among `n.wanted`. */
-    private def positions(n: NodeTake): java.util.HashMap[Int, Int] = {
-      val m = new java.util.HashMap[Int, Int](n.wanted.length * 2)
-      n.wanted.indices.foreach(i => m.put(n.wanted(i), i))
-      m
-    }
+    /** Index of a wanted slot among `n.wanted` (sorted). */
+    private def position(n: NodeTake, slot: Int): Int = java.util.Arrays.binarySearch(n.wanted, slot)
 
     private def fillFixed(n: NodeTake, v: FieldVector, f: Fetched): Unit = {
       val count = n.wanted.length
@@ -453,10 +449,9 @@ final private[scan] class FileTake(
       data.setZero(0, data.capacity())
       val t = n.field.dataType
       val width = FermionType.fixedWidth(t)
-      val at = positions(n)
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
       foreachValue(n, f, kind) { (slot, _, bytes, off) =>
-        val i = at.get(slot)
+        val i = position(n, slot)
         t match {
           case FermionType.Bool => if (bytes(off) != 0) BitVectorHelper.setBit(data, i.toLong)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
@@ -477,9 +472,8 @@ final private[scan] class FileTake(
       }
       vw.allocateNew(math.max(1L, outOffsets(count).toLong), count)
       ColumnDecoder.putInts(vw.getOffsetBuffer, outOffsets, count + 1)
-      val at = positions(n)
       foreachValue(n, f, PageValues.Variable) { (slot, _, bytes, off) =>
-        val k = at.get(slot)
+        val k = position(n, slot)
         vw.getDataBuffer.setBytes(outOffsets(k).toLong, bytes, off, bytes.length - off)
       }
       vw.setLastSet(count - 1)

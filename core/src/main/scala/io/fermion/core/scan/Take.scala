@@ -1,7 +1,7 @@
 package io.fermion.core.scan
 
 import io.fermion.core.dataset.FermionRowNotFoundException
-import io.fermion.core.read.FermionFileReader
+import io.fermion.core.read.{FermionFileReader, ParallelDecode}
 import io.fermion.core.schema.FermionType
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{BigIntVector, FieldVector}
@@ -42,9 +42,11 @@ private[scan] object Take {
     // Per request: its batch's id and its index in the batch (Long.MinValue: not a batch-mode file).
     val batchOf = if (wantsBatches) Array.fill(n)(Long.MinValue) else null
     val indexInBatch = if (wantsBatches) Array.fill(n)(Long.MinValue) else null
-    var bytes = 0L
+    // Bytes read per fragment (fragments are read at once, each on its own thread).
+    val bytesOf = new Array[Long](fragments.length)
     try {
-      fragments.zipWithIndex.foreach { case (fragment, fi) =>
+      ParallelDecode.runWaiting(fragments.length) { fi =>
+        val fragment = fragments(fi)
         val file = byId.getOrElse(
           fragment,
           throw new FermionRowNotFoundException(root, s"no fragment $fragment in $version")
@@ -92,10 +94,12 @@ private[scan] object Take {
               files.sources(src),
               plan.options.verifyChecksums,
               plan.options.takeWholePages,
-              gap(files.sources(src), plan)
+              gap(files.sources(src), plan),
+              // Files kept open between takes also keep their decoded VALIDITY and OFFSETS chunks.
+              if (cache.nonEmpty) Some(files.structures(src)) else None
             )
             val got = take.take(stripes, ps.map(p => files.present(p)._3 -> files.present(p)._4), allocator)
-            bytes += take.bytesRead
+            bytesOf(fi) += take.bytesRead
             stripes.indices.foreach(k => ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = v })
           }
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
@@ -127,7 +131,7 @@ private[scan] object Take {
       catch {
         case t: Throwable => columns.foreach { case ScanColumn.Values(v) => v.close(); case _ => }; throw t
       }
-      new ScanBatch(n, columns.toIndexedSeq, None, allocator, ScanMetrics(bytesRead = bytes))
+      new ScanBatch(n, columns.toIndexedSeq, None, allocator, ScanMetrics(bytesRead = bytesOf.sum))
     } finally read.foreach(r => if (r != null) r.foreach(_._2.foreach(v => if (v != null) v.close())))
   }
 
