@@ -8,12 +8,17 @@ import time
 
 FORMATS = ("fermion", "parquet", "orc")
 
+# 128 random float32 in [0, 1) per row (an embedding). An array of rand() calls is compiled by Spark's code
+# generation; a higher-order `transform` over a sequence is interpreted (about 2 hours for 10M rows on 2 cores).
+VECTOR_SQL = "array(" + ", ".join(f"cast(rand({i}) as float)" for i in range(128)) + ") as vec"
+
 
 def session(app, master="local[2]", extra=None):
     from pyspark.sql import SparkSession
     from fermion_spark import configure_spark_with_fermion
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", "6g")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.parquet.compression.codec", "zstd")

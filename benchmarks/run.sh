@@ -6,7 +6,7 @@
 #   benchmarks/run.sh scans [--rows N]
 #   benchmarks/run.sh encodings [--rows N] [--lineitem-rows N]
 #   benchmarks/run.sh filters [--rows N]
-#   benchmarks/run.sh take [--rows N] [--blob-rows N]   (pylance from benchmarks/requirements.txt)
+#   benchmarks/run.sh take [--rows N] [--blob-rows N] [--small-pages]   (pylance from benchmarks/requirements.txt)
 #   benchmarks/run.sh batch [--rows N]
 #   benchmarks/run.sh convert [--rows N]      fermion convert of the 6M-row lineitem, both ways (not part of "all")
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.

@@ -5,8 +5,10 @@ Spark filtering Parquet on `id IN (...)` (Parquet written with default and with 
 
 Tables: `main` (int64 id, a 20-character string, a 128-float vector) and `blobs` (int64 id and a
 4 KiB binary). Rows are in id order in every format, so position p holds id p everywhere (checked).
-Formats run interleaved, each repetition with fresh random rows; the OS page cache is warm for
-all of them (the files fit in memory), so these are CPU and request costs, not disk seeks.
+Formats run interleaved, each repetition with fresh random rows, twice: with the OS page cache warm
+for the rows read (each call repeated, the first untimed: CPU and request costs) and cold (the page
+cache dropped before every call: disk reads; root only). At 10M rows the four copies of `main` do not
+fit in memory together, so a "warm" run without the repeat would compare a cached file with an evicted one.
 """
 import argparse
 import os
@@ -21,31 +23,53 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import machine_line, markdown_table, progress, publish, session, size_of  # noqa: E402
+from harness import VECTOR_SQL, machine_line, markdown_table, progress, publish, session, size_of  # noqa: E402
 
 
-def generate(spark, base, name, rows, columns_sql, partitions):
-    paths = {f: os.path.join(base, f"{name}.{f}") for f in ("fermion", "parquet", "parquet8k", "lance")}
-    if all(os.path.exists(p) for p in paths.values()):
-        progress(f"reusing {name} ({rows} rows) in {base}")
-        return paths
+def generate(spark, base, name, rows, columns_sql, partitions, small_pages=None):
+    """Writes the table in every format (each copy only if missing); `small_pages`: per-column Fermion
+    options of a second Fermion copy, e.g. {"column.s.pageRows": "1024"}."""
+    formats = ("fermion", "parquet", "parquet8k", "lance") + (("fermion_small",) if small_pages else ())
+    paths = {f: os.path.join(base, f"{name}.{f}") for f in formats}
     df = spark.range(0, rows, 1, partitions).selectExpr(*columns_sql)
-    start = time.perf_counter()
-    df.write.mode("overwrite").format("fermion").option("stableRowIds", "true").save(paths["fermion"])
-    progress(f"wrote {name} as fermion in {time.perf_counter() - start:.0f} s")
-    start = time.perf_counter()
-    df.write.mode("overwrite").parquet(paths["parquet"])
-    progress(f"wrote {name} as parquet in {time.perf_counter() - start:.0f} s")
-    start = time.perf_counter()
-    df.write.mode("overwrite").option("parquet.page.size", "8192").option("parquet.page.row.count.limit", "64") \
-        .parquet(paths["parquet8k"])
-    progress(f"wrote {name} as parquet (8 KiB pages) in {time.perf_counter() - start:.0f} s")
+
+    def write(fmt, save):
+        if os.path.exists(paths[fmt]):
+            progress(f"reusing {name} as {fmt} ({rows} rows) in {base}")
+            return
+        start = time.perf_counter()
+        save(paths[fmt])
+        progress(f"wrote {name} as {fmt} in {time.perf_counter() - start:.0f} s")
+
+    fermion = df.write.mode("overwrite").format("fermion").option("stableRowIds", "true")
+    write("fermion", fermion.save)
+    if small_pages:
+        write("fermion_small", fermion.options(**small_pages).save)
+    write("parquet", df.write.mode("overwrite").parquet)
+    write("parquet8k", df.write.mode("overwrite").option("parquet.page.size", "8192")
+          .option("parquet.page.row.count.limit", "64").parquet)
     import lance
-    start = time.perf_counter()
-    src = pads.dataset(sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]) if f.endswith(".parquet")))
-    lance.write_dataset(src.scanner(batch_size=8192).to_reader(), paths["lance"], mode="overwrite")
-    progress(f"wrote {name} as lance in {time.perf_counter() - start:.0f} s")
+
+    def write_lance(path):
+        files = sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]) if f.endswith(".parquet"))
+        lance.write_dataset(pads.dataset(files).scanner(batch_size=8192).to_reader(), path, mode="overwrite")
+
+    write("lance", write_lance)
     return paths
+
+
+DROP_CACHES = "/proc/sys/vm/drop_caches"
+
+
+def can_drop_cache():
+    return os.access(DROP_CACHES, os.W_OK)
+
+
+def drop_page_cache():
+    """Empties the OS page cache (root only): the next read of every format comes from the disk."""
+    os.sync()
+    with open(DROP_CACHES, "w") as f:
+        f.write("1\n")
 
 
 class ParquetByRowGroup:
@@ -80,6 +104,8 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--blob-rows", type=int, default=500_000)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--small-pages", action="store_true",
+                    help="also a Fermion copy of main with s and vec in 1,024-value pages (an extra column)")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "take"))
     args = ap.parse_args()
     spark = session("take-bench", extra={"spark.sql.files.maxRecordsPerFile": "0"})
@@ -89,7 +115,7 @@ def main():
     tables = {
         "main": (generate(spark, args.data, f"main-{args.rows}", args.rows, [
             "id", "substr(sha2(cast(id as string), 256), 1, 20) as s",
-            "transform(sequence(1, 128), i -> cast(hash(id, i) / 2147483647.0 as float)) as vec"], 16), args.rows),
+            VECTOR_SQL], 16, small_pages={"column.s.pageRows": "1024", "column.vec.pageRows": "1024"} if args.small_pages else None), args.rows),
         "blobs": (generate(spark, args.data, f"blobs-{args.blob_rows}", args.blob_rows, [
             "id", "cast(repeat(substr(sha2(cast(id as string), 512), 1, 128), 32) as binary) as payload"], 8),
             args.blob_rows),
@@ -111,57 +137,83 @@ def main():
     rows_out = []
     bytes_out = []
     rnd = random.Random(7)
+    caches = ("warm", "cold") if can_drop_cache() else ("warm",)
     for table, (paths, n) in tables.items():
         all_cols = ["id", "s", "vec"] if table == "main" else ["id", "payload"]
         one_col = ["vec"] if table == "main" else ["payload"]
         lance_ds = lance.dataset(paths["lance"])
         pq_reader = ParquetByRowGroup(paths["parquet"])
         snapshot = scan_pkg.Snapshot.open(paths["fermion"], conf)
+        # The same table with `s` and `vec` in pages of 1,024 values instead of 8,192 (main only).
+        small = scan_pkg.Snapshot.open(paths["fermion_small"], conf) if "fermion_small" in paths else None
         for cols in (all_cols, one_col):
             # One scan per column set, reused by every take (it keeps the files it opened).
             scan = snapshot.scanBuilder().select(strings(cols)).build()
+            small_scan = small.scanBuilder().select(strings(cols)).build() if small else None
             for k in (10, 100, 1000):
-                times = {"fermion": [], "lance": [], "parquet": []}
-                fermion_bytes = []
                 # The JIT compiles the take path during the first takes: warm it up outside the timing.
                 for _ in range(100 if k <= 100 else 10):
-                    w = scan.takePositions(longs([rnd.randrange(n) for _ in range(k)]), conf, allocator)
-                    w.close()
-                for rep in range(args.reps + 1):
-                    positions = [rnd.randrange(n) for _ in range(k)]
-                    fns = {}
+                    for sc_ in (scan, small_scan) if small_scan else (scan,):
+                        sc_.takePositions(longs([rnd.randrange(n) for _ in range(k)]), conf, allocator).close()
+                for cache in caches:
+                    times = {"fermion": [], "fermion_small": [], "lance": [], "parquet": []}
+                    fermion_bytes = {"fermion": [], "fermion_small": []}
+                    for rep in range(args.reps + 1):
+                        positions = [rnd.randrange(n) for _ in range(k)]
+                        fns = {}
 
-                    def f_fermion():
-                        b = scan.takePositions(longs(positions), conf, allocator)
-                        try:
-                            fermion_bytes.append(b.metrics().bytesRead())
-                            return b.numRows()
-                        finally:
-                            b.close()
+                        def f_fermion():
+                            # Only the take is timed, not the Python calls that read its metrics afterwards.
+                            return scan.takePositions(longs(positions), conf, allocator)
 
-                    fns["fermion"] = f_fermion
-                    fns["lance"] = lambda: lance_ds.take(positions, columns=cols).num_rows
-                    if k <= 100 or table == "blobs":
-                        fns["parquet"] = lambda: pq_reader.take(positions, cols).num_rows
-                    for name, fn in fns.items():
-                        start = time.perf_counter()
-                        got = fn()
-                        if rep > 0:  # the first repetition warms up
-                            times[name].append(time.perf_counter() - start)
-                        assert got == k, (name, got, k)
-                    if rep == 0 and k == 10:
-                        ids = lance_ds.take(positions, columns=["id"]).column("id").to_pylist()
-                        assert ids == positions, "position p holds id p in every format"
-                med = {f: statistics.median(v) for f, v in times.items() if v}
-                per_row = statistics.median(fermion_bytes[1:]) / k
-                rows_out.append([table, "+".join(cols) if len(cols) < 3 else "all", k,
-                                 f"{med['fermion'] * 1000:.1f}", f"{med['lance'] * 1000:.1f}",
-                                 f"{med['parquet'] * 1000:.0f}" if "parquet" in med else "(not run)",
-                                 f"{med['lance'] / med['fermion']:.2f}x",
-                                 f"{med['parquet'] / med['fermion']:.0f}x" if "parquet" in med else "",
-                                 f"{per_row / 1024:.1f}"])
-                progress(f"{table} {cols} {k} rows: " + ", ".join(f"{f} {t * 1000:.1f} ms" for f, t in med.items()))
-        bytes_out.append([table, n, *(f"{size_of(spark, paths[f]) / 2**20:.0f}" for f in ("fermion", "parquet", "lance"))])
+                        def rows_of(name, got, record=True):
+                            if not name.startswith("fermion"):
+                                return got
+                            try:
+                                if record:
+                                    fermion_bytes[name].append(got.metrics().bytesRead())
+                                return got.numRows()
+                            finally:
+                                got.close()
+
+                        fns["fermion"] = f_fermion
+                        if small_scan:
+                            fns["fermion_small"] = lambda: small_scan.takePositions(longs(positions), conf, allocator)
+                        fns["lance"] = lambda: lance_ds.take(positions, columns=cols).num_rows
+                        # Parquet reads whole row groups: at 100 rows it already reads every row group of main.
+                        if k <= 100 or table == "blobs":
+                            fns["parquet"] = lambda: pq_reader.take(positions, cols).num_rows
+                        for name, fn in fns.items():
+                            if cache == "warm":
+                                rows_of(name, fn(), record=False)  # the same rows once before: pages cached
+                            else:
+                                drop_page_cache()
+                            start = time.perf_counter()
+                            got = fn()
+                            elapsed = time.perf_counter() - start
+                            got = rows_of(name, got)
+                            if rep > 0:  # the first repetition warms up
+                                times[name].append(elapsed)
+                            assert got == k, (name, got, k)
+                        if rep == 0 and k == 10:
+                            ids = lance_ds.take(positions, columns=["id"]).column("id").to_pylist()
+                            assert ids == positions, "position p holds id p in every format"
+                    med = {f: statistics.median(v) for f, v in times.items() if v}
+                    per_row = {f: statistics.median(v[1:]) / k for f, v in fermion_bytes.items() if v}
+                    rows_out.append([table, "+".join(cols) if len(cols) < 3 else "all", k, cache,
+                                     f"{med['fermion'] * 1000:.1f}",
+                                     f"{med['fermion_small'] * 1000:.1f}" if "fermion_small" in med else "",
+                                     f"{med['lance'] * 1000:.1f}",
+                                     f"{med['parquet'] * 1000:.0f}" if "parquet" in med else "(not run)",
+                                     f"{med['lance'] / med['fermion']:.2f}x",
+                                     f"{med['lance'] / med['fermion_small']:.2f}x" if "fermion_small" in med else "",
+                                     f"{med['parquet'] / med['fermion']:.0f}x" if "parquet" in med else "",
+                                     f"{per_row['fermion'] / 1024:.1f}",
+                                     f"{per_row['fermion_small'] / 1024:.1f}" if "fermion_small" in per_row else ""])
+                    progress(f"{table} {cols} {k} rows, {cache}: " +
+                             ", ".join(f"{f} {t * 1000:.1f} ms" for f, t in med.items()))
+        bytes_out.append([table, n, *(f"{size_of(spark, paths[f]) / 2**20:.0f}" if f in paths else ""
+                                      for f in ("fermion", "fermion_small", "parquet", "lance"))])
 
     # Through Spark: Fermion _rowid IN (...) vs Spark filtering Parquet on id IN (...).
     spark_rows = []
@@ -178,6 +230,7 @@ def main():
                       "parquet": lambda: p.where(f"id IN ({in_list})").collect(),
                       "parquet8k": lambda: p8.where(f"id IN ({in_list})").collect()}
                 for name, q in qs.items():
+                    q()  # the same query once before: the pages it reads are in the OS page cache
                     start = time.perf_counter()
                     got = len(q())
                     if rep > 0:
@@ -189,19 +242,37 @@ def main():
             progress(f"spark {table} {k}: " + ", ".join(f"{x} {t:.3f} s" for x, t in med.items()))
     allocator.close()
 
+    variant_cols = [5, 9, 12]  # the cells of "Fermion, 1,024-value pages" in rows_out
+    take_headers = ["table", "columns", "rows", "page cache", "Fermion ms", "Fermion, 1,024-value pages ms",
+                    "Lance ms", "Parquet ms", "Fermion vs Lance", "Fermion (1,024-value pages) vs Lance",
+                    "Fermion vs Parquet", "Fermion KiB read per row", "Fermion (1,024-value pages) KiB read per row"]
+    size_headers = ["table", "rows", "Fermion", "Fermion, 1,024-value pages", "Parquet (Spark, zstd)", "Lance"]
+    if not args.small_pages:
+        def keep(row, drop):
+            return [c for i, c in enumerate(row) if i not in drop]
+        rows_out = [keep(r, variant_cols) for r in rows_out]
+        take_headers = keep(take_headers, variant_cols)
+        bytes_out = [keep(r, [3]) for r in bytes_out]
+        size_headers = keep(size_headers, [3])
     publish(spark, os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "take.md"), [
         "# Random access: take rows by position", "",
         f"Machine: {machine_line()}. Rows: main {args.rows:,} (id, 20-character string, 128 x float32 vector), "
         f"blobs {args.blob_rows:,} (id, 4 KiB binary). Median of {args.reps} repetitions after a warm-up, each with "
-        "new random rows; formats interleaved within each repetition; OS page cache warm for every format. "
+        "new random rows; formats interleaved within each repetition. Page cache `warm`: each format reads the "
+        "same rows once untimed just before (CPU and request costs); `cold`: the OS page cache is dropped before "
+        "each timed call of every format (reads from this machine's virtual disk; needs root, else not run). "
         "Fermion: the core take (`Scan.takePositions`) called in the JVM, no Spark job; Lance: pylance 14.0.2 "
         "`take`; Parquet: pyarrow reading the row groups that hold the rows (Spark-written files, zstd). "
-        "Parquet is skipped at 1,000 rows of the main table (it would read the whole file per repetition).", "",
-        markdown_table(["table", "columns", "rows", "Fermion ms", "Lance ms", "Parquet ms", "Fermion vs Lance",
-                        "Fermion vs Parquet", "Fermion KiB read per row"], rows_out), "",
+        "Parquet is skipped at 1,000 rows of the main table (it would read the whole file per repetition)." + (
+            " \"Fermion, 1,024-value pages\" (`--small-pages`): the same rows written with `column.s.pageRows=1024` "
+            "and `column.vec.pageRows=1024` (a zstd page of `s` holds 20 KiB of values instead of 160 KiB, one of "
+            "`vec` 8 rows instead of 64; a take decompresses a whole compressed page per row and column)."
+            if args.small_pages else ""), "",
+        markdown_table(take_headers, rows_out), "",
         "## Sizes (MiB)", "",
-        markdown_table(["table", "rows", "Fermion", "Parquet (Spark, zstd)", "Lance"], bytes_out), "",
+        markdown_table(size_headers, bytes_out), "",
         "## Through Spark: `_rowid IN (...)` on Fermion vs `id IN (...)` on Parquet (seconds)", "",
+        "Each query runs once untimed just before its timed run (page cache warm for its rows).", "",
         markdown_table(["table", "rows", "Fermion", "Parquet", "Parquet 8 KiB pages", "vs Parquet",
                         "vs Parquet 8 KiB"], spark_rows), "",
     ])
