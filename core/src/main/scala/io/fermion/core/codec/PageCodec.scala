@@ -42,8 +42,7 @@ object PageCodec {
   // A zstd decompression context is a native allocation of about 100 KiB: creating one per page (as
   // Zstd.decompressByteArray does) cost a take more than decompressing its small pages. Contexts are
   // borrowed and returned; one that saw an error is closed.
-  private val MaxIdleContexts = 64
-  private val idleContexts = new java.util.concurrent.ConcurrentLinkedQueue[ZstdDecompressCtx]()
+  private val idleContexts = new java.util.concurrent.ArrayBlockingQueue[ZstdDecompressCtx](64)
 
   /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
   def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean =
@@ -57,7 +56,7 @@ object PageCodec {
           reusable = true
           n == expected
         } catch { case _: RuntimeException => false }
-        finally if (reusable && idleContexts.size < MaxIdleContexts) idleContexts.offer(ctx) else ctx.close()
+        finally if (!(reusable && idleContexts.offer(ctx))) ctx.close()
       case _ => false
     }
 }

@@ -65,6 +65,8 @@ final private[scan] class FileTake(
 
   final private class Fetched(parts: IndexedSeq[(ByteRange, ByteBuffer)]) {
     def apply(offset: Long, length: Long): ByteBuffer = {
+      // The coalescer drops empty ranges (an empty string's value), so they were never fetched.
+      if (length == 0) return ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN)
       val (range, buf) = parts.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
         .getOrElse(throw new IllegalStateException(s"bytes at $offset were not fetched"))
       val b = buf.duplicate()
@@ -303,10 +305,9 @@ final private[scan] class FileTake(
     def dataRanges: Seq[ByteRange] =
       dataPlan.flatMap { d =>
         if (!d.partial) Seq(ByteRange(d.offset, d.length))
-        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.flatMap { slot =>
-          // An empty value (empty string, zero-length binary) needs no bytes.
+        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.map { slot =>
           val (from, until) = valueBytes(d, slot)
-          if (until == from) None else Some(ByteRange(d.offset + PageHeader.Size + from, until - from))
+          ByteRange(d.offset + PageHeader.Size + from, until - from)
         }
       } ++ children.flatMap(_.dataRanges)
 
@@ -404,7 +405,7 @@ final private[scan] class FileTake(
           d.slots.foreach { slot =>
             val (from, until) = n.valueBytes(d, slot)
             val bytes = new Array[Byte]((until - from).toInt)
-            if (until > from) fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
+            fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
             f(slot, k, bytes, 0)
             k += 1
           }
