@@ -40,7 +40,7 @@ lazy val sparkJars = settingKey[Seq[File]]("Spark 4.3.0 jars from the pinned PyS
 lazy val core = (project in file("core"))
   .settings(
     name := "fermion-core",
-    libraryDependencies ++= Dependencies.core,
+    libraryDependencies ++= Dependencies.core ++ Dependencies.coreS3aTest,
     testSettings,
     // Programs in the test sources (dev/fuzz, dev/soak, dev/compat-corpus) run in their own JVM,
     // which starts child JVMs on the same class path.

@@ -40,27 +40,34 @@ object Dependencies {
     * hadoop-project 3.5.0; it depends on the ~600 MB `bundle`, which these slim modules replace). */
   val awsSdkVersion = "2.35.4"
 
+  /** hadoop-aws and the slim AWS SDK v2 modules S3A needs, without the libraries `excluded`. */
+  private def s3a(excluded: Seq[ExclusionRule]): Seq[ModuleID] = Seq(
+    ("org.apache.hadoop" % "hadoop-aws" % hadoopVersion).intransitive(),
+    "software.amazon.awssdk" % "s3" % awsSdkVersion excludeAll (excluded: _*),
+    "software.amazon.awssdk" % "sts" % awsSdkVersion excludeAll (excluded: _*),
+    "software.amazon.awssdk" % "s3-transfer-manager" % awsSdkVersion excludeAll (excluded: _*),
+    "software.amazon.awssdk" % "apache-client" % awsSdkVersion excludeAll (excluded: _*),
+    "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion excludeAll (excluded: _*),
+    "software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" excludeAll (excluded: _*)
+  )
+
   /** S3A for the end-to-end tests against a local S3 server: never a dependency of the jar we
     * ship (users bring hadoop-aws, as for Parquet on S3). What Spark already ships (Netty, Apache
     * HttpClient, SLF4J, commons-*) is left out so that one copy of each is on the class path. */
-  val s3aTestJars: Seq[ModuleID] = {
-    val sparkHas = Seq(
+  val s3aTestJars: Seq[ModuleID] = s3a(
+    Seq(
       ExclusionRule("io.netty"),
       ExclusionRule("org.apache.httpcomponents"),
       ExclusionRule("org.slf4j"),
       ExclusionRule("commons-codec"),
       ExclusionRule("commons-logging")
     )
-    Seq(
-      ("org.apache.hadoop" % "hadoop-aws" % hadoopVersion).intransitive(),
-      "software.amazon.awssdk" % "s3" % awsSdkVersion excludeAll (sparkHas: _*),
-      "software.amazon.awssdk" % "sts" % awsSdkVersion excludeAll (sparkHas: _*),
-      "software.amazon.awssdk" % "s3-transfer-manager" % awsSdkVersion excludeAll (sparkHas: _*),
-      "software.amazon.awssdk" % "apache-client" % awsSdkVersion excludeAll (sparkHas: _*),
-      "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion excludeAll (sparkHas: _*),
-      "software.amazon.s3.analyticsaccelerator" % "analyticsaccelerator-s3" % "1.3.1" excludeAll (sparkHas: _*)
-    )
-  }
+  )
+
+  /** S3A in core's tests (the commit-protocol suite against the local S3 server), where no Spark
+    * supplies HTTP clients, Netty or commons-lang3 (hadoop-aws uses it; Spark 4.3.0 ships 3.20.0). */
+  val coreS3aTest: Seq[ModuleID] =
+    (s3a(Seq.empty) :+ "org.apache.commons" % "commons-lang3" % "3.20.0").map(_ % Test)
 
   val connectorTest: Seq[ModuleID] = Seq(
     "org.scalatest" %% "scalatest" % scalaTestVersion % Test

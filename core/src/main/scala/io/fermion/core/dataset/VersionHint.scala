@@ -1,6 +1,6 @@
 package io.fermion.core.dataset
 
-import java.io.{FileNotFoundException, IOException}
+import java.io.IOException
 import java.nio.charset.StandardCharsets
 
 import io.fermion.core.storage.FileWrites
@@ -32,13 +32,17 @@ object VersionHint {
       throw new IllegalArgumentException(s"Invalid value '$other' for $Setting: expected auto, list or hint")
   }
 
-  /** The hinted version; None if there is no hint or it does not parse (a partial write). */
+  /** The hinted version; None if there is no hint, it does not parse (a partial write) or it could
+    * not be read. A writer replaces the hint while others read it: an object store then fails the
+    * read (S3 answers 412 to a GET conditional on the ETag the stream opened, S3A raises
+    * RemoteFileChangedException), which is no reason to fail the reader: the listing that follows
+    * a missing hint is authoritative, and fails on its own if the store is unreachable. */
   def read(fs: FileSystem, root: Path): Option[Long] =
     try {
       val in = fs.open(path(root))
       try new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim.toLongOption.filter(_ >= 1)
       finally in.close()
-    } catch { case _: FileNotFoundException => None }
+    } catch { case _: IOException => None }
 
   /** Best effort: a hint that could not be written only costs readers a listing. */
   def write(fs: FileSystem, root: Path, version: Long): Unit =
