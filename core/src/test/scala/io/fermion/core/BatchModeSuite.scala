@@ -162,6 +162,8 @@ class BatchModeSuite extends AnyFunSuite {
     val sizes = IndexedSeq.fill(500)(1 + rnd.nextInt(30))
     val expected = writeBatches(new Path(dir.resolve("l.fermion").toUri), ids, sizes)
     val s = Snapshot.open(dir.toString, conf)
+    val everything = Seq("id", "name", "vec", "flag", "st")
+    val full = read(s.scanBuilder().select(everything: _*).withBatchColumns().build())
     for (round <- 0 until 10) {
       val wanted = IndexedSeq.fill(1 + rnd.nextInt(5))(ids(rnd.nextInt(ids.size))).toSet ++ Set(7L) // 7: no such batch
       val scan = s.scanBuilder().select("id", "name").withBatchColumns().batches(wanted).build()
@@ -189,6 +191,21 @@ class BatchModeSuite extends AnyFunSuite {
       assert(it2.metrics.pagesDecoded == batchesRead, s"round $round: ${it2.metrics}")
       // with `name`: one DATA page per batch, and its VALIDITY and OFFSETS pages (two) per stripe read
       assert(metrics.pagesDecoded <= batchesRead * 2 + 3 * metrics.stripesRead, s"round $round: $metrics")
+      // nested columns too: the rows of a lookup equal a full scan's, and a list column decodes the
+      // pages of the batches' elements (a batch of up to 120 elements: two pages of 64 at most),
+      // plus its structure (list VALIDITY, OFFSETS, element VALIDITY), not all its stripes' pages
+      val lookedUp = read(s.scanBuilder().select(everything: _*).withBatchColumns().batches(wanted).build())
+      assert(lookedUp == full.filter(r => wanted.contains(r(5).asInstanceOf[Long])), s"round $round")
+      val vecOnly = s.scanBuilder().select("vec").batches(wanted).build()
+      val a3 = new RootAllocator()
+      val it3 = vecOnly.batches(conf, a3)
+      it3.foreach(_ => ())
+      it3.close()
+      a3.close()
+      assert(
+        it3.metrics.pagesDecoded <= batchesRead * 2 + 3 * it3.metrics.stripesRead,
+        s"round $round: ${it3.metrics}"
+      )
     }
     // take whole batches, in the order asked for
     val scan = s.scanBuilder().select("id").withBatchColumns().build()
@@ -263,6 +280,13 @@ class BatchModeSuite extends AnyFunSuite {
     }
     // A deleted row leaves the other rows' index_in_batch as stored ...
     check(live)
+    // Lookups of nested columns (taken row by row) drop the deleted rows too.
+    val snap = Snapshot.open(ds.name, conf)
+    val fullNested = read(snap.scanBuilder().select("id", "vec", "st").withBatchColumns().build())
+    for (wanted <- Seq(Set(0L, 1L, 2L), Set(5L, 1003L, 3039L), Set(17L))) {
+      val got = read(snap.scanBuilder().select("id", "vec", "st").withBatchColumns().batches(wanted).build())
+      assert(got.nonEmpty && got == fullNested.filter(r => wanted.contains(r(3).asInstanceOf[Long])), wanted)
+    }
     val plan = Compaction.plan(ds, targetRows = 100000).get
     Compaction.commit(ds, plan, plan.groups.map(g => Compaction.rewrite(plan, g, conf)))
     assert(ds.latest().get.fragments.size < 4)

@@ -38,6 +38,10 @@ final private[scan] class FileTake(
   /** Bytes fetched by this object. */
   def bytesRead: Long = read
 
+  /** DATA pages decoded by this object, and the time spent on them. */
+  def pagesDecoded: Long = pages.pagesDecoded
+  def decodeNanos: Long = pages.decodeNanos
+
   /** For each `(stripe, rows)` (rows sorted, distinct, within the stripe), the values of
     * `columns` (file column, projection) in those rows. All stripes share the two rounds of reads. */
   def take(

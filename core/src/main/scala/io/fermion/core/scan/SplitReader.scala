@@ -116,14 +116,15 @@ final private[scan] class SplitReader private (
   private var current: ScanBatch = _
 
   /** A stripe to decode: the rows to keep (null: all), which list columns stay lengths-only, per
-    * source file the fetch of its columns, columns already decoded while filtering, and how many
-    * rows the deletion file removes from it. */
+    * source file the fetch of its columns, columns already decoded while filtering, nested columns
+    * to take row by row instead of decoding, and how many rows the deletion file removes from it. */
   final private class PlannedStripe(
       val stripe: Int,
       val selection: RowRanges,
       val deferred: Set[Int],
       val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)],
       val reused: Map[Int, FieldVector],
+      val taken: IndexedSeq[Int],
       val deletedRows: Int
   ) {
     def rowsLeft: Long =
@@ -210,14 +211,24 @@ final private[scan] class SplitReader private (
       plan.deferElements && gone == 0 && selection == null && !elementsUsed.contains(p) &&
       (node.field.dataType == FermionType.List || node.field.dataType == FermionType.Map)
     }.toSet
-    val fetches =
-      present.indices.filterNot(reused.contains).groupBy(p => present(p)._2).toIndexedSeq.map { case (src, ps) =>
-        val cols = ps.map { p =>
-          val (_, _, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node)
-        }
-        (ps, sources(src), sources(src).fetch(stripe, cols, selection))
+    // The pages of a nested column's values cannot be chosen from the rows alone (their value
+    // counts are not row counts), so a selection would decode them all: a few selected rows (batch
+    // or point lookups) are taken instead, their structure read first, then only the pages of
+    // their values (FileTake).
+    val taken =
+      if (selection == null || selection.rowCount.toLong * TakeBelow > rows) IndexedSeq.empty
+      else present.indices.filter { p =>
+        !reused.contains(p) && FermionType.isNested(present(p)._4.field.dataType)
       }
-    new PlannedStripe(stripe, selection, deferred, fetches, reused, gone)
+    val fetches =
+      present.indices.filterNot(p => reused.contains(p) || taken.contains(p)).groupBy(p => present(p)._2)
+        .toIndexedSeq.map { case (src, ps) =>
+          val cols = ps.map { p =>
+            val (_, _, c, node) = present(p); c -> (if (deferred(p)) node.withoutElements else node)
+          }
+          (ps, sources(src), sources(src).fetch(stripe, cols, selection))
+        }
+    new PlannedStripe(stripe, selection, deferred, fetches, reused, taken, gone)
   }
 
   /** Decodes the next stripe with rows left; false at the end of the split. */
@@ -250,9 +261,17 @@ final private[scan] class SplitReader private (
         case _ => candidates
       }
     }
-    val vectors =
-      try if (keptRows == null) decoded.toIndexedSeq else RowSelection.keep(decoded.toIndexedSeq, keptRows, allocator)
-      catch { case t: Throwable => decoded.foreach(v => if (v != null) v.close()); throw t }
+    val vectors: IndexedSeq[FieldVector] =
+      try {
+        val whole = present.indices.filterNot(planned.taken.contains)
+        if (keptRows != null) {
+          RowSelection.keep(whole.map(decoded(_)), keptRows, allocator).zip(whole).foreach { case (v, p) =>
+            decoded(p) = v
+          }
+          takeRows(stripe, planned.taken, keptRows, decoded)
+        }
+        decoded.toIndexedSeq
+      } catch { case t: Throwable => decoded.foreach(v => if (v != null) v.close()); throw t }
     val outRows = if (keptRows == null) rows else keptRows.length
     val byOutput = present.indices.map(p => present(p)._1 -> p).toMap
     val columns = plan.columns.indices.map { out =>
@@ -291,6 +310,28 @@ final private[scan] class SplitReader private (
     current = new ScanBatch(outRows, columns, Some(file), allocator)
     true
   }
+
+  /** A selection of at most 1/TakeBelow of a stripe's rows takes its nested columns row by row. */
+  private val TakeBelow = 8
+
+  private var takePages = 0L
+  private var takeNanos = 0L
+
+  /** The `rows` (sorted) of `stripe` of the columns at positions `ps` of [[present]], into `into`. */
+  private def takeRows(stripe: Int, ps: IndexedSeq[Int], rows: Array[Int], into: Array[FieldVector]): Unit =
+    ps.groupBy(p => present(p)._2).foreach { case (src, group) =>
+      val source = sources(src)
+      val take = new FileTake(
+        source,
+        plan.options.verifyChecksums,
+        plan.options.takeWholePages,
+        if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else source.input.defaultCoalesceGap
+      )
+      val got = take.take(IndexedSeq(stripe -> rows), group.map(p => present(p)._3 -> present(p)._4), allocator).head
+      takePages += take.pagesDecoded
+      takeNanos += take.decodeNanos
+      group.zip(got).foreach { case (p, v) => into(p) = v }
+    }
 
   private val RowIdField =
     io.fermion.core.schema.FermionField(ColumnRequest.RowIdName, -1, FermionType.Int64, nullable = true)
@@ -346,9 +387,9 @@ final private[scan] class SplitReader private (
     stripesSkipped = ownStripes.size - stripes.size + stripesRuledOutByPages,
     bytesRead = sources.map(_.bytesRead).sum,
     metadataBytesRead = sources.map(_.metadataBytesRead).sum,
-    pagesDecoded = sources.map(_.pagesDecoded).sum,
+    pagesDecoded = sources.map(_.pagesDecoded).sum + takePages,
     pagesSkipped = sources.map(_.dataPagesSkipped).sum,
-    decodeNanos = sources.map(_.decodeNanos).sum
+    decodeNanos = sources.map(_.decodeNanos).sum + takeNanos
   )
 
   private def releaseCurrent(): Unit = if (current != null) { current.close(); current = null }
