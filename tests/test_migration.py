@@ -135,9 +135,21 @@ PROGRESS = re.compile(r"^\[fermion convert\] (\d+)/(\d+) files, [\d.]+ (B|KiB|Mi
 
 def test_cli_converts_spark_parquet_both_ways_with_progress(spark, tmp_table):
     src, fermion, back = tmp_table("spark"), tmp_table("fermion"), tmp_table("back")
+    # Every type Spark writes to Parquet that Fermion stores, each with nulls.
     df = spark.range(0, 20000, 1, 4).selectExpr(
         "id", "id % 5 AS k", "CASE WHEN id % 3 = 0 THEN NULL ELSE named_struct('a', id, 'b', array(id, NULL)) END AS st",
-        "map(cast(id AS string), id * 0.5) AS m", "timestamp_micros(id * 1000003) AS ts")
+        "map(cast(id AS string), id * 0.5) AS m", "timestamp_micros(id * 1000003) AS ts",
+        "IF(id % 7 = 0, NULL, id % 2 = 0) AS b", "IF(id % 7 = 1, NULL, CAST(id % 256 - 128 AS TINYINT)) AS i8",
+        "IF(id % 7 = 2, NULL, CAST(id * 31 % 65536 - 32768 AS SMALLINT)) AS i16",
+        "IF(id % 7 = 3, NULL, CAST(id * 2654435761 % 4294967296 - 2147483648 AS INT)) AS i32",
+        "IF(id % 7 = 4, NULL, CAST(CASE id % 5 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0.0' ELSE id / 3 END AS FLOAT)) AS f32",
+        "IF(id % 7 = 5, NULL, CASE id % 4 WHEN 0 THEN CAST('-Infinity' AS DOUBLE) ELSE id * -1.25 END) AS f64",
+        "IF(id % 7 = 6, NULL, substr('xü€😀yz', 1, CAST(id % 7 AS INT))) AS s",
+        "IF(id % 6 = 0, NULL, CAST(repeat(chr(CAST(id % 200 AS INT) + 1), CAST(id % 3 AS INT)) AS BINARY)) AS bin",
+        "IF(id % 6 = 1, NULL, date_add(DATE'1969-12-31', CAST(id * 13 % 100000 AS INT))) AS d",
+        "IF(id % 6 = 2, NULL, CAST(timestamp_micros(id * 86401000000) AS TIMESTAMP_NTZ)) AS ts_ntz",
+        "IF(id % 6 = 3, NULL, CAST((id * 7 - 5000) / 100 AS DECIMAL(10, 2))) AS dec",
+        "IF(id % 6 = 4, NULL, CAST(id * 123456789123 - 100000000000000000000 AS DECIMAL(38, 6))) AS dec38")
     df.write.partitionBy("k").parquet(src)
     p = run("convert", "--to", "fermion", "--progress-interval", "0.2", "--option", "compressionLevel=5", src, fermion)
     assert p.returncode == 0, p.stderr
@@ -155,6 +167,8 @@ def test_cli_converts_spark_parquet_both_ways_with_progress(spark, tmp_table):
     assert result["rows"] == 20000 and result["output_files"] == len(parquet_files(src))
     assert not any(l.startswith("[fermion convert]") for l in p.stderr.splitlines())
     original = spark.read.parquet(src)
+    assert spark.read.format("fermion").load(fermion).schema == original.schema
+    assert rows_of(spark.read.format("fermion").load(fermion)) == rows_of(original)
     assert spark.read.parquet(back).schema == original.schema
     assert rows_of(spark.read.parquet(back)) == rows_of(original)
     # A destination that exists is refused, with the reason, before anything is written.
