@@ -53,12 +53,8 @@ class S3CommitProtocolSuite extends CommitProtocolBehaviours with BeforeAndAfter
 
   private def root(bucket: String): Path = new Path(s"s3a://$bucket/t${counter.incrementAndGet()}")
 
-  /** What a user gets by default (conditional put, latest by hint) runs the full N x M; the
-    * variants, over a server that handles one request at a time, fewer. */
-  override protected def appendsFor(label: String): Int = if (label == S3CommitProtocolSuite.Default) 25 else 10
-
   protected def storages: Seq[(String, () => Path, () => Map[String, String])] = Seq(
-    (S3CommitProtocolSuite.Default, () => root(buckets(0)), () => s3a),
+    ("s3a, conditional put, latest by hint (default)", () => root(buckets(0)), () => s3a),
     ("s3a, conditional put, listing", () => root(buckets(1)), () => s3a + (VersionHint.Setting -> "list")),
     (
       "s3a without conditional writes, external store",
@@ -71,10 +67,6 @@ class S3CommitProtocolSuite extends CommitProtocolBehaviours with BeforeAndAfter
         )
     )
   )
-}
-
-object S3CommitProtocolSuite {
-  val Default = "s3a, conditional put, latest by hint (default)"
 }
 
 /** Starting the local S3 server of `tests/s3_server.py` from a JVM test. */
