@@ -73,7 +73,9 @@ class StripeFilterSuite extends AnyFunSuite {
           ops(rnd.nextInt(6)),
           FilterValue.Bytes(f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
         )
-      case 3 => In("k", IndexedSeq.fill(1 + rnd.nextInt(3))(FilterValue.Integral(rnd.nextInt(11000))))
+      case 3 => // a few values, or many (a long IN list is tested by binary search)
+        val n = if (rnd.nextBoolean()) 1 + rnd.nextInt(3) else 9 + rnd.nextInt(300)
+        In("k", IndexedSeq.fill(n)(FilterValue.Integral(rnd.nextInt(11000))))
       case 4 => StartsWith("s", f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
       case 5 => IsNull(Seq("k", "d", "s")(rnd.nextInt(3)))
       case 6 => IsNotNull(Seq("k", "d", "s")(rnd.nextInt(3)))

@@ -488,6 +488,19 @@ final private[scan] class FileTake(
 
 /** The read of one DATA page for some of its slots: the whole page, or (`partial`) its header and
   * the slots' values of a PLAIN page stored uncompressed. */
+private[scan] object FileTake {
+
+  /** A take from `reader` with the plan's reader options; the coalescing gap defaults by file system. */
+  def apply(reader: FermionFileReader, plan: ReadPlan, structures: Option[StructureCache] = None): FileTake =
+    new FileTake(
+      reader,
+      plan.options.verifyChecksums,
+      plan.options.takeWholePages,
+      if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else reader.input.defaultCoalesceGap,
+      structures
+    )
+}
+
 final private[scan] case class DataRead(
     page: Int,
     firstSlot: Int,

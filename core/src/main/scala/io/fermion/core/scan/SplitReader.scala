@@ -320,13 +320,7 @@ final private[scan] class SplitReader private (
   /** The `rows` (sorted) of `stripe` of the columns at positions `ps` of [[present]], into `into`. */
   private def takeRows(stripe: Int, ps: IndexedSeq[Int], rows: Array[Int], into: Array[FieldVector]): Unit =
     ps.groupBy(p => present(p)._2).foreach { case (src, group) =>
-      val source = sources(src)
-      val take = new FileTake(
-        source,
-        plan.options.verifyChecksums,
-        plan.options.takeWholePages,
-        if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else source.input.defaultCoalesceGap
-      )
+      val take = FileTake(sources(src), plan)
       val got = take.take(IndexedSeq(stripe -> rows), group.map(p => present(p)._3 -> present(p)._4), allocator).head
       takePages += take.pagesDecoded
       takeNanos += take.decodeNanos

@@ -90,11 +90,9 @@ private[scan] object Take {
           val vectors = Array.fill(stripes.size)(new Array[FieldVector](files.present.size))
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
           perSource.foreach { case (src, ps) =>
-            val take = new FileTake(
+            val take = FileTake(
               files.sources(src),
-              plan.options.verifyChecksums,
-              plan.options.takeWholePages,
-              gap(files.sources(src), plan),
+              plan,
               // Files kept open between takes also keep their decoded VALIDITY and OFFSETS chunks.
               if (cache.nonEmpty) Some(files.structures(src)) else None
             )
@@ -137,9 +135,6 @@ private[scan] object Take {
 
   def versionText(snapshot: Snapshot): String = snapshot.version.map(v => s"version $v").getOrElse("the files")
   private def versionText(scan: Scan): String = versionText(scan.snapshot)
-
-  private def gap(reader: FermionFileReader, plan: ReadPlan): Long =
-    if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else reader.input.defaultCoalesceGap
 
   private def longs(n: Int, allocator: BufferAllocator)(value: Int => Long): BigIntVector = {
     val v = new BigIntVector("value", allocator)

@@ -58,7 +58,17 @@ object RowFilter {
     case Compare(c, op, lit) => leaf(c, column)((cmp, _) => cmp(lit).map(f => (row: Int) => accepts(op, f(row))))
     case In(c, lits) => leaf(c, column) { (cmp, _) =>
         val fs = lits.map(cmp)
-        if (fs.exists(_.isEmpty)) None
+        val keys = lits.collect { case FilterValue.Integral(x) => x }
+        // A long list of integers (keys, batch ids): one binary search per row, not a comparison
+        // per literal (1,000 literals over 10M rows took 16 s).
+        val byKey =
+          if (lits.size <= LinearInMax || keys.size != lits.size) None
+          else column(c).flatMap { case (t, v) => integral(t, v) }
+        if (byKey.nonEmpty) {
+          val sorted = keys.distinct.sorted.toArray
+          val value = byKey.get
+          Some((row: Int) => java.util.Arrays.binarySearch(sorted, value(row)) >= 0)
+        } else if (fs.exists(_.isEmpty)) None
         else {
           val all = fs.flatten.toArray
           Some((row: Int) => {
@@ -74,6 +84,9 @@ object RowFilter {
       }
     case Unknown | Not(_) => null
   }
+
+  /** IN lists up to this long compare literal by literal. */
+  private val LinearInMax = 8
 
   private def accepts(op: Op, c: Int): Boolean = op match {
     case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
