@@ -40,6 +40,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=6_000_000)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "convert.md"))
+    load_at_start = os.getloadavg()[0]
     args = ap.parse_args()
     base = tempfile.mkdtemp(prefix="fermion-convert-bench-")
     src, dst, back = (os.path.join(base, n) for n in ("lineitem.parquet", "lineitem.fermion", "lineitem-back.parquet"))
@@ -76,8 +77,8 @@ def main():
         f"`encodings_bench.py` ({args.rows:,} rows, 16 columns) written by Spark as {files} Parquet files with zstd, "
         "converted with the `fermion` command as a user runs it; `seconds` is the command's wall time (JVM and Spark "
         "start-up, the commit and shutdown included; the conversion job's own time is in the summary each command prints, "
-        "below). Other engineers' builds and Spark jobs were running "
-        "on the machine at the same time, so times vary between runs; sizes do not. One run, not repeated.\n",
+        f"below). Load average when the run started: {load_at_start:.1f} (other jobs on a shared machine "
+        "slow both commands: a run beside builds took 108 s and 116 s); sizes do not vary. One run, not repeated.\n",
         "Round trip checked: row count and `sum(xxhash64(*))` (as a decimal) of the original Parquet, the Fermion dataset and "
         f"the Parquet converted back are equal ({original[0]:,} rows).\n",
         markdown_table(["conversion", "seconds", "bytes before", "bytes after", "after / before", "input MiB/s"], rows),
