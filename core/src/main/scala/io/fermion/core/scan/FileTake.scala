@@ -299,7 +299,7 @@ final private[scan] class FileTake(
             else offsets(starts(p + 1)).toLong - offsets(starts(p))
           val partial = !wholePages && plainBytes >= 0 && pageBytes == PageHeader.Size + plainBytes &&
             inPage.length.toLong * 8 < rowsInPage
-          out += DataRead(p, starts(p), offs(p), pageBytes, inPage, partial, width)
+          out += DataRead(p, starts(p), offs(p), pageBytes, inPage, i, partial, width)
           i = j
         }
         out.result()
@@ -387,12 +387,13 @@ final private[scan] class FileTake(
       v.setValueCount(count)
     }
 
-    /** Calls `f(slot, bytes, offset)` with each wanted slot's PLAIN value bytes. */
+    /** Calls `f(slot, i, bytes, offset)` with each wanted slot's PLAIN value bytes, `i` being the
+      * slot's index among the node's wanted slots. */
     private def foreachValue(
         n: NodeTake,
         fetched: Fetched,
         kind: PageValues
-    )(f: (Int, Int, Array[Byte], Int) => Unit): Unit =
+    )(f: ValueSink): Unit =
       n.dataPlan.foreach { d =>
         if (d.partial) {
           val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
@@ -410,7 +411,7 @@ final private[scan] class FileTake(
             val (from, until) = n.valueBytes(d, slot)
             val bytes = new Array[Byte]((until - from).toInt)
             fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
-            f(slot, k, bytes, 0)
+            f(slot, d.firstWanted + k, bytes, 0)
             k += 1
           }
         } else {
@@ -423,14 +424,14 @@ final private[scan] class FileTake(
               kind match {
                 case PageValues.Bitmap =>
                   val bit = ((p.bytes(p.off + ((slot - pageFirst) >>> 3)) >> ((slot - pageFirst) & 7)) & 1).toByte
-                  f(slot, k, Array(bit), 0)
-                case PageValues.Fixed(w) => f(slot, k, p.bytes, p.off + (slot - pageFirst) * w)
+                  f(slot, d.firstWanted + k, Array(bit), 0)
+                case PageValues.Fixed(w) => f(slot, d.firstWanted + k, p.bytes, p.off + (slot - pageFirst) * w)
                 case PageValues.Variable =>
                   val from = n.offsets(slot) - n.offsets(pageFirst)
                   val until = n.offsets(slot + 1) - n.offsets(pageFirst)
                   if (until > p.len)
                     throw new InvalidFermionFileException(path, d.offset, "DATA page bytes do not match its OFFSETS")
-                  f(slot, k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0)
+                  f(slot, d.firstWanted + k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0)
               }
               k += 1
             }
@@ -444,9 +445,6 @@ final private[scan] class FileTake(
         }
       }
 
-    /** Index of a wanted slot among `n.wanted` (sorted). */
-    private def position(n: NodeTake, slot: Int): Int = java.util.Arrays.binarySearch(n.wanted, slot)
-
     private def fillFixed(n: NodeTake, v: FieldVector, f: Fetched): Unit = {
       val count = n.wanted.length
       v.setInitialCapacity(count); v.allocateNew()
@@ -455,8 +453,7 @@ final private[scan] class FileTake(
       val t = n.field.dataType
       val width = FermionType.fixedWidth(t)
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
-      foreachValue(n, f, kind) { (slot, _, bytes, off) =>
-        val i = position(n, slot)
+      foreachValue(n, f, kind) { (_, i, bytes, off) =>
         t match {
           case FermionType.Bool => if (bytes(off) != 0) BitVectorHelper.setBit(data, i.toLong)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
@@ -477,8 +474,7 @@ final private[scan] class FileTake(
       }
       vw.allocateNew(math.max(1L, outOffsets(count).toLong), count)
       ColumnDecoder.putInts(vw.getOffsetBuffer, outOffsets, count + 1)
-      foreachValue(n, f, PageValues.Variable) { (slot, _, bytes, off) =>
-        val k = position(n, slot)
+      foreachValue(n, f, PageValues.Variable) { (_, k, bytes, off) =>
         vw.getDataBuffer.setBytes(outOffsets(k).toLong, bytes, off, bytes.length - off)
       }
       vw.setLastSet(count - 1)
@@ -486,8 +482,6 @@ final private[scan] class FileTake(
   }
 }
 
-/** The read of one DATA page for some of its slots: the whole page, or (`partial`) its header and
-  * the slots' values of a PLAIN page stored uncompressed. */
 private[scan] object FileTake {
 
   /** A take from `reader` with the plan's reader options; the coalescing gap defaults by file system. */
@@ -501,12 +495,21 @@ private[scan] object FileTake {
     )
 }
 
+/** Receives values one by one (a trait, not a Function4, whose Int arguments would be boxed). */
+private[scan] trait ValueSink {
+  def apply(slot: Int, index: Int, bytes: Array[Byte], offset: Int): Unit
+}
+
+/** The read of one DATA page for some of its slots: the whole page, or (`partial`) its header and
+  * the slots' values of a PLAIN page stored uncompressed. */
 final private[scan] case class DataRead(
     page: Int,
     firstSlot: Int,
     offset: Long,
     length: Long,
     slots: Array[Int],
+    /** Index of `slots(0)` among the node's wanted slots (the others follow it there). */
+    firstWanted: Int,
     partial: Boolean,
     width: Int
 )
