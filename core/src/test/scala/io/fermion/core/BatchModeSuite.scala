@@ -155,6 +155,17 @@ class BatchModeSuite extends AnyFunSuite {
     } finally r.close()
   }
 
+  /** Reads `scan` to the end and returns its metrics. */
+  private def metricsOf(scan: Scan): ScanMetrics = {
+    val allocator = new RootAllocator()
+    try {
+      val it = scan.batches(conf, allocator)
+      try it.foreach(_ => ())
+      finally it.close()
+      it.metrics
+    } finally allocator.close()
+  }
+
   test("lookups by batch id read only those batches' pages and equal a full scan; take of whole batches") {
     val rnd = new Random(3)
     val dir = TestFiles.tempDir("fermion-batch-lookup")
@@ -182,13 +193,8 @@ class BatchModeSuite extends AnyFunSuite {
       ))
       val batchesRead = wanted.count(ids.contains)
       // `id` (no nulls, fixed width: no structure streams): exactly one DATA page per batch.
-      val idOnly = s.scanBuilder().select("id").batches(wanted).build()
-      val a2 = new RootAllocator()
-      val it2 = idOnly.batches(conf, a2)
-      it2.foreach(_ => ())
-      it2.close()
-      a2.close()
-      assert(it2.metrics.pagesDecoded == batchesRead, s"round $round: ${it2.metrics}")
+      val idOnly = metricsOf(s.scanBuilder().select("id").batches(wanted).build())
+      assert(idOnly.pagesDecoded == batchesRead, s"round $round: $idOnly")
       // with `name`: one DATA page per batch, and its VALIDITY and OFFSETS pages (two) per stripe read
       assert(metrics.pagesDecoded <= batchesRead * 2 + 3 * metrics.stripesRead, s"round $round: $metrics")
       // nested columns too: the rows of a lookup equal a full scan's, and a list column decodes the
@@ -196,16 +202,8 @@ class BatchModeSuite extends AnyFunSuite {
       // plus its structure (list VALIDITY, OFFSETS, element VALIDITY), not all its stripes' pages
       val lookedUp = read(s.scanBuilder().select(everything: _*).withBatchColumns().batches(wanted).build())
       assert(lookedUp == full.filter(r => wanted.contains(r(5).asInstanceOf[Long])), s"round $round")
-      val vecOnly = s.scanBuilder().select("vec").batches(wanted).build()
-      val a3 = new RootAllocator()
-      val it3 = vecOnly.batches(conf, a3)
-      it3.foreach(_ => ())
-      it3.close()
-      a3.close()
-      assert(
-        it3.metrics.pagesDecoded <= batchesRead * 2 + 3 * it3.metrics.stripesRead,
-        s"round $round: ${it3.metrics}"
-      )
+      val vecOnly = metricsOf(s.scanBuilder().select("vec").batches(wanted).build())
+      assert(vecOnly.pagesDecoded <= batchesRead * 2 + 3 * vecOnly.stripesRead, s"round $round: $vecOnly")
     }
     // take whole batches, in the order asked for
     val scan = s.scanBuilder().select("id").withBatchColumns().build()

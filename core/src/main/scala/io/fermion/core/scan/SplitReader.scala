@@ -124,7 +124,7 @@ final private[scan] class SplitReader private (
       val deferred: Set[Int],
       val fetches: IndexedSeq[(IndexedSeq[Int], FermionFileReader, StripeFetch)],
       val reused: Map[Int, FieldVector],
-      val taken: IndexedSeq[Int],
+      val taken: Set[Int],
       val deletedRows: Int
   ) {
     def rowsLeft: Long =
@@ -216,10 +216,10 @@ final private[scan] class SplitReader private (
     // or point lookups) are taken instead, their structure read first, then only the pages of
     // their values (FileTake).
     val taken =
-      if (selection == null || selection.rowCount.toLong * TakeBelow > rows) IndexedSeq.empty
+      if (selection == null || selection.rowCount.toLong * TakeBelow > rows) Set.empty[Int]
       else present.indices.filter { p =>
         !reused.contains(p) && FermionType.isNested(present(p)._4.field.dataType)
-      }
+      }.toSet
     val fetches =
       present.indices.filterNot(p => reused.contains(p) || taken.contains(p)).groupBy(p => present(p)._2)
         .toIndexedSeq.map { case (src, ps) =>
@@ -318,8 +318,8 @@ final private[scan] class SplitReader private (
   private var takeNanos = 0L
 
   /** The `rows` (sorted) of `stripe` of the columns at positions `ps` of [[present]], into `into`. */
-  private def takeRows(stripe: Int, ps: IndexedSeq[Int], rows: Array[Int], into: Array[FieldVector]): Unit =
-    ps.groupBy(p => present(p)._2).foreach { case (src, group) =>
+  private def takeRows(stripe: Int, ps: Set[Int], rows: Array[Int], into: Array[FieldVector]): Unit =
+    ps.toIndexedSeq.groupBy(p => present(p)._2).foreach { case (src, group) =>
       val take = FileTake(sources(src), plan)
       val got = take.take(IndexedSeq(stripe -> rows), group.map(p => present(p)._3 -> present(p)._4), allocator).head
       takePages += take.pagesDecoded

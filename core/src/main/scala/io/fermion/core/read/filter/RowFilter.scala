@@ -57,7 +57,6 @@ object RowFilter {
     case IsNotNull(c) => column(c).map { case (_, v) => ((row: Int) => !v.isNull(row)) }.orNull
     case Compare(c, op, lit) => leaf(c, column)((cmp, _) => cmp(lit).map(f => (row: Int) => accepts(op, f(row))))
     case In(c, lits) => leaf(c, column) { (cmp, _) =>
-        val fs = lits.map(cmp)
         val keys = lits.collect { case FilterValue.Integral(x) => x }
         // A long list of integers (keys, batch ids): one binary search per row, not a comparison
         // per literal (1,000 literals over 10M rows took 16 s).
@@ -68,12 +67,15 @@ object RowFilter {
           val sorted = keys.distinct.sorted.toArray
           val value = byKey.get
           Some((row: Int) => java.util.Arrays.binarySearch(sorted, value(row)) >= 0)
-        } else if (fs.exists(_.isEmpty)) None
-        else {
-          val all = fs.flatten.toArray
-          Some((row: Int) => {
-            var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }; hit
-          })
+        } else {
+          val fs = lits.map(cmp)
+          if (fs.exists(_.isEmpty)) None
+          else {
+            val all = fs.flatten.toArray
+            Some((row: Int) => {
+              var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }; hit
+            })
+          }
         }
       }
     case StartsWith(c, prefix) => leaf(c, column) { (_, v) =>
