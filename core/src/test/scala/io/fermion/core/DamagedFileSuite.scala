@@ -115,4 +115,20 @@ class DamagedFileSuite extends AnyFunSuite {
     val e = expectError[InvalidFermionFileException](f)
     assert(e.getMessage.contains("records 1900000000 raw bytes"), e.getMessage)
   }
+
+  test("a FULL chunk whose length is 0xFFFFFFFF lies outside its stripe (the all-null length is VALIDITY's only)") {
+    val src = goodFile()
+    val map = new io.fermion.core.fuzz.FileMap(Files.readAllBytes(src))
+    val le = java.nio.ByteBuffer.wrap(map.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    val full =
+      map.fields.find(f => f.group == "full.length" && le.getInt(f.offset) > 0).getOrElse(fail("no FULL chunk"))
+    val f = damaged("fulllength.fermion")(d => {
+      val c = d.clone(); java.nio.ByteBuffer.wrap(c).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(full.offset, -1); c
+    })
+    // Checksums off: the CMB's own CRC would catch the edit first; the layout rule must hold alone.
+    val e = intercept[InvalidFermionFileException](
+      readAll(f, options = io.fermion.core.read.ReaderOptions(verifyChecksums = false))
+    )
+    assert(e.getMessage.contains("lies outside the stripe"), e.getMessage)
+  }
 }

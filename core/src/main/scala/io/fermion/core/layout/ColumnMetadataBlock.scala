@@ -17,7 +17,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * }}}
   * All offsets inside the block (chunksOffset, pageMetaOffset) are relative to its first byte.
   */
-final class ColumnMetadataBlock private (val buf: ByteBuffer) {
+final private[core] class ColumnMetadataBlock private (val buf: ByteBuffer) {
   import ColumnMetadataBlock._
 
   def numStreams: Int = buf.getInt(0)
@@ -75,7 +75,7 @@ final class ColumnMetadataBlock private (val buf: ByteBuffer) {
   def byteSize: Int = buf.limit()
 }
 
-object ColumnMetadataBlock {
+private[core] object ColumnMetadataBlock {
   val HeaderSize = 8
   val StripeMetaSize = 4
   val StreamMetaSize = 8
@@ -226,7 +226,8 @@ object ColumnMetadataBlock {
                 return Some((s"stream $s stripe $st: pages of $total bytes in a chunk of $len bytes", at))
             }
           }
-          if (len > 0 && len != FileLayout.AllNullChunkLength) {
+          // A FULL chunk's length is always a real one, 0xFFFFFFFF included: it must lie in the stripe.
+          if (len > 0 && !(d == DescType.Simple && len == FileLayout.AllNullChunkLength)) {
             if (len < PageHeader.Size) return Some((s"stream $s stripe $st: a chunk of $len bytes", at))
             if (off < prevEnd || off > hi || hi - off < len + bloom)
               return Some(

@@ -23,7 +23,7 @@ import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
   * `nullCount`, null slots against zero lengths, decoded values of encoded pages against the page
   * statistics). A node's slot count is checked against its chunks' page headers before anything is
   * allocated for it (docs/format.md 15.4, 15.5). */
-final class ColumnDecoder(path: String, val pages: PageDecoder) {
+final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
 
   /** `chunk(offset, length)` returns stream chunk bytes fetched by the caller. A missing CMB means
     * the column is null in every row. */
@@ -171,7 +171,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
             pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream)) { p =>
               f(row, p, index); row += p.valueCount; index += 1
             }
-            if (row != slots && kind != PageValues.Variable)
+            if (row != slots)
               invalid(off, s"DATA chunk holds $row values for $slots slots")
           }
         case Some(selected) =>
@@ -528,7 +528,7 @@ final class ColumnDecoder(path: String, val pages: PageDecoder) {
       )
 }
 
-object ColumnDecoder {
+private[core] object ColumnDecoder {
 
   /** A vector of `field`'s type holding `rows` nulls (owned by the caller). */
   def nullVector(field: io.fermion.core.schema.FermionField, rows: Int, allocator: BufferAllocator): FieldVector = {
@@ -576,7 +576,7 @@ object ColumnDecoder {
 }
 
 /** A node's validity in one stripe, as the cross-checks read it: all valid, all null, or a bitmap. */
-final class Bits private (val slots: Int, val nulls: Int, bits: Array[Byte]) {
+final private[core] class Bits private (val slots: Int, val nulls: Int, bits: Array[Byte]) {
   def isSet(i: Int): Boolean = if (bits == null) nulls == 0 else ((bits(i >>> 3) >>> (i & 7)) & 1) != 0
 
   /** Set bits among [from, from + n). */
@@ -593,7 +593,7 @@ final class Bits private (val slots: Int, val nulls: Int, bits: Array[Byte]) {
     }
 }
 
-object Bits {
+private[core] object Bits {
   def allValid(slots: Int): Bits = new Bits(slots, 0, null)
   def allNull(slots: Int): Bits = new Bits(slots, slots, null)
   def of(bits: Array[Byte], slots: Int): Bits = {
