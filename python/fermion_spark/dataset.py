@@ -116,6 +116,15 @@ class FermionDataset:
             return int(self._jvm.restore(self.path, int(version)))
         return int(self._jvm.restoreToTimestamp(self._spark._jsparkSession, self.path, str(timestamp)))
 
+    def update(self, set: Dict[str, str], condition: Optional[str] = None) -> int:
+        """Sets columns, ``{"name": "SQL expression"}``, of the rows matching a SQL condition (every
+        row when None), as ``UPDATE`` does: the old rows are deleted through deletion files and the
+        new ones written as new data files, in one version. Returns the new latest version. Upserts
+        go through Spark's ``source.mergeInto(f"fermion.`{path}`", condition)`` or ``MERGE INTO``."""
+        names = list(set.keys())
+        return int(self._jvm.update(self._spark._jsparkSession, self.path, condition or "", names,
+                                    [set[n] for n in names]))
+
     def add_columns(self, ddl: str) -> int:
         """Adds nullable columns given as DDL (``"score double, note string"``); returns the new version."""
         return int(self._jvm.addColumns(self._spark._jsparkSession, self.path, ddl))

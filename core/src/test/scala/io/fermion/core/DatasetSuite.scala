@@ -82,6 +82,7 @@ class DatasetSuite extends AnyFunSuite {
           Operation.Create(schema, frags),
           Operation.Restore(rnd.nextInt(100).toLong + 1, schema, frags),
           Operation.Delete(frags, Set(3L, 4L), "id > 3"),
+          Operation.Update(Operation.Delete(frags.take(2), Set(5L), "UPDATE"), Operation.Append(schema, frags)),
           Operation.Project(schema, "add column"),
           Operation.Compact(Set(1L), frags),
           Operation.AddColumnFiles(schema, Map(3L -> DataFile("data/x.fermion", IndexedSeq(7, 8))), "add x")
@@ -225,6 +226,48 @@ class DatasetSuite extends AnyFunSuite {
       ds.commit(5, Operation.Delete(IndexedSeq.empty, Set(3L), "late"))
     )
     assert(late.getMessage.contains("restored version 2"), late.getMessage)
+  }
+
+  test("updateRows deletes and adds rows in one version; it conflicts where a delete or an append would") {
+    val ds = newDataset()
+    def onDisk(f: Fragment): Fragment = {
+      f.files.foreach(d => ds.fs.create(ds.resolvePath(d.path), false).close()); f
+    }
+    ds.commit(0, Operation.Append(schema, IndexedSeq(onDisk(fragment(10)), onDisk(fragment(20)))))
+    val (n, v2) =
+      ds.updateRows(
+        1,
+        Map(1L -> RoaringBitmap.bitmapOf(0, 1), 2L -> RoaringBitmap.bitmapOfRange(0, 20)),
+        schema,
+        IndexedSeq.empty,
+        IndexedSeq(onDisk(fragment(22))),
+        "UPDATE"
+      )
+    val m2 = v2.get
+    assert(n == 22 && m2.version == 2 && m2.operation == "update")
+    assert(m2.fragments.map(_.id) == Seq(1L, 3L), "fragment 2 lost every row; the new rows are fragment 3")
+    assert(m2.rowCount == 8 + 22 && m2.fragments.head.deletion.get.deletedRows == 2)
+    assert(ds.updateRows(2, Map.empty, schema, IndexedSeq.empty, IndexedSeq.empty, "nothing") == ((0L, None)))
+    // inserts only (a MERGE whose rows all matched nothing): an update without deletions
+    val (none, v3) = ds.updateRows(2, Map.empty, schema, IndexedSeq.empty, IndexedSeq(onDisk(fragment(1))), "MERGE")
+    assert(none == 0 && v3.get.rowCount == 31)
+    // Concurrent writers that read version 3: a delete of a fragment an update touched conflicts,
+    // in both orders; appends and deletes elsewhere do not.
+    ds.updateRows(3, Map(1L -> RoaringBitmap.bitmapOf(5)), schema, IndexedSeq.empty, IndexedSeq(fragment(1)), "u1")
+    val e1 = intercept[FermionCommitConflictException](ds.deleteRows(3, Map(1L -> RoaringBitmap.bitmapOf(6)), "d"))
+    assert(e1.getMessage.contains("deleted rows of the same fragments (1)"), e1.getMessage)
+    val e2 = intercept[FermionCommitConflictException](
+      ds.updateRows(3, Map(1L -> RoaringBitmap.bitmapOf(7)), schema, IndexedSeq.empty, IndexedSeq(fragment(1)), "u2")
+    )
+    assert(e2.getMessage.contains("same fragments"), e2.getMessage)
+    assert(ds.deleteRows(3, Map(3L -> RoaringBitmap.bitmapOf(0)), "elsewhere")._2.get.version == 5)
+    assert(ds.commit(3, Operation.Append(schema, IndexedSeq(fragment(4)))).version == 6)
+    val compact = intercept[FermionCommitConflictException](
+      ds.commit(3, Operation.Compact(Set(1L), IndexedSeq(fragment(7))))
+    )
+    assert(compact.getMessage.contains("deleted rows of fragments this compaction rewrites"), compact.getMessage)
+    val after = ds.latest().get
+    assert(after.version == 6 && after.rowCount == 8 - 1 + 22 - 1 + 1 + 1 + 4)
   }
 
   test("a missing transaction file of a newer version is a conflict") {

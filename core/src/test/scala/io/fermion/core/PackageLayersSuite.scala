@@ -53,4 +53,35 @@ class PackageLayersSuite extends AnyFunSuite {
       assert(above.isEmpty, s"$low depends on $above")
     }
   }
+
+  /** Packages wholly internal: the byte layout and what encodes, compresses and indexes it. */
+  private val internalPackages = Seq("bytes", "bloom", "codec", "encoding", "layout", "stats", "read.filter")
+  private val topLevel =
+    """(?m)^((?:private\[[a-z]+\] )?)(?:(?:final|sealed|abstract|case) )*(?:class|object|trait) (\w+)""".r
+
+  test("internal packages define nothing public: a Scala user of the core cannot name them") {
+    val public = internalPackages.flatMap { pkg =>
+      val dir = root.resolve(pkg.replace('.', '/'))
+      Files.list(dir).iterator().asScala.filter(_.toString.endsWith(".scala")).flatMap { f =>
+        topLevel.findAllMatchIn(withoutComments(Files.readString(f))).filter(_.group(1).isEmpty).map(m =>
+          s"$pkg.${m.group(2)}"
+        )
+      }
+    }
+    assert(internalPackages.forall(p => Files.isDirectory(root.resolve(p.replace('.', '/')))))
+    assert(public.isEmpty, s"public definitions in internal packages: ${public.mkString(", ")}")
+  }
+
+  test("the Spark connector refers to no internal package of the core") {
+    val connector = Seq(Paths.get("../spark-connector/src/main/scala"), Paths.get("spark-connector/src/main/scala"))
+      .find(Files.isDirectory(_)).getOrElse(fail("connector sources not found"))
+    val files = Files.walk(connector).iterator().asScala.filter(_.toString.endsWith(".scala")).toSeq
+    assert(files.size > 20, s"connector sources: ${files.size}")
+    val uses = for {
+      f <- files
+      r <- reference.findAllMatchIn(withoutComments(Files.readString(f))).map(_.group(1))
+      if internalPackages.exists(p => r == p || r.startsWith(p + "."))
+    } yield s"${connector.relativize(f)}: $r"
+    assert(uses.isEmpty, uses.mkString("; "))
+  }
 }

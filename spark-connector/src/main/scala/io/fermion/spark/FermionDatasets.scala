@@ -95,6 +95,29 @@ object FermionDatasets {
     ds.deleteRows(base.version, hits, condition)._1
   }
 
+  /** Sets columns of the rows matching `condition` (a SQL boolean expression; empty: every row):
+    * column `names(i)` to the SQL expression `expressions(i)` over the row's columns. Runs
+    * `UPDATE fermion.`path` SET ... WHERE ...` (a row-level operation: the changed rows' old
+    * versions are deleted through deletion files and their new versions written as new fragments,
+    * in one version). Returns the latest version afterwards. Upserts: Spark's
+    * `source.mergeInto("fermion.`path`", condition)` or SQL `MERGE INTO`. */
+  def update(
+      spark: SparkSession,
+      path: String,
+      condition: String,
+      names: java.util.List[String],
+      expressions: java.util.List[String]
+  ): Long = {
+    import scala.jdk.CollectionConverters._
+    if (names.isEmpty || names.size != expressions.size)
+      throw new IllegalArgumentException("an update needs one SQL expression for each of at least one column")
+    val set = names.asScala.zip(expressions.asScala).map { case (c, e) => s"`${c.replace("`", "``")}` = ($e)" }
+    val where = Option(condition).map(_.trim).filter(_.nonEmpty).map(c => s" WHERE $c").getOrElse("")
+    openForChange(path)
+    spark.sql(s"UPDATE ${FermionTable.pathName(path)} SET ${set.mkString(", ")}$where")
+    latestVersion(path)
+  }
+
   /** Makes `version` current again, as a new version (RESTORE); returns the new version. */
   def restore(path: String, version: Long): Long = openForChange(path).restore(version).version
 
@@ -313,7 +336,7 @@ object FermionDatasets {
         conf.value.value,
         io.fermion.core.read.ReaderOptions()
       )
-      try f.id -> (0 until r.numStripes).map(r.stripes.rowCount)
+      try f.id -> (0 until r.numStripes).map(r.stripeRowCount)
       finally r.close()
     }.toMap
     val root = path

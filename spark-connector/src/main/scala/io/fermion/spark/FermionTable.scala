@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import io.fermion.core.dataset.FermionDataset
 import io.fermion.core.scan.Snapshot
 import io.fermion.spark.read.{FermionScanBuilder, MetadataColumns}
-import io.fermion.spark.write.{FermionDeleteOperation, FermionWriteBuilder, WriteIntent}
+import io.fermion.spark.write.{FermionRowLevelOperation, FermionWriteBuilder, WriteIntent}
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.connector.catalog._
 import org.apache.spark.sql.connector.read.ScanBuilder
@@ -26,9 +26,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   * declared nullability. `_rowaddr` (fragment id << 32 | row offset in the fragment) is a metadata
   * column.
   *
-  * DELETE runs as a row-level operation ([[FermionDeleteOperation]]): Spark evaluates the condition
-  * on a scan of this version and hands the deleted rows' `_rowaddr` to the delta writer, which
-  * commits deletion files; a DELETE without a condition and TRUNCATE TABLE remove every fragment. */
+  * DELETE, UPDATE and MERGE run as row-level operations ([[FermionRowLevelOperation]]): Spark
+  * evaluates the statement on a scan of this version and hands the delta writer the `_rowaddr` of
+  * each row to delete and each new row, committed as deletion files and new fragments; a DELETE
+  * without a condition and TRUNCATE TABLE remove every fragment. */
 final class FermionTable(
     val path: String,
     tableSchema: StructType,
@@ -117,18 +118,24 @@ final class FermionTable(
   }
 
   override def newRowLevelOperationBuilder(operationInfo: RowLevelOperationInfo): RowLevelOperationBuilder = {
-    operationInfo.command() match {
-      case RowLevelOperation.Command.DELETE =>
-        if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
-          throw new UnsupportedOperationException(
-            s"DELETE needs a Fermion dataset; '$path' holds Fermion files without one (no _versions/)"
-          )
-        () => new FermionDeleteOperation(this)
-      case other =>
+    val command = operationInfo.command()
+    if (snapshot.manifest.isEmpty && snapshot.files.nonEmpty)
+      throw new UnsupportedOperationException(
+        s"$command needs a Fermion dataset; '$path' holds Fermion files without one (no _versions/)"
+      )
+    if (command != RowLevelOperation.Command.DELETE) {
+      val stored = snapshot.manifest.map(io.fermion.core.dataset.FermionDataset.storedWriteOptions).getOrElse(Map.empty)
+      if (io.fermion.core.options.OptionRegistry.BatchKey.in(stored).exists(_.nonEmpty))
         throw new UnsupportedOperationException(
-          s"$other is not supported on Fermion tables yet (${name()}); DELETE is"
+          s"$command is not supported on a dataset written in batches (batchKey) yet (${name()}); DELETE is"
+        )
+      if (command == RowLevelOperation.Command.UPDATE && snapshot.manifest.exists(_.hasStableRowIds))
+        throw new UnsupportedOperationException(
+          s"UPDATE of a dataset with stable row ids is not supported yet (${name()}): updated rows would get new " +
+            "row ids; DELETE and MERGE without update clauses are"
         )
     }
+    () => new FermionRowLevelOperation(this, command)
   }
 
   /** DELETE without a condition and TRUNCATE TABLE: every fragment of this version removed in one

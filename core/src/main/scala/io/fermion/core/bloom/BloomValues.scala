@@ -8,7 +8,7 @@ import io.fermion.core.schema.FermionType
   * 8-byte little-endian long; floats and doubles as that of the double's bits (float widened,
   * -0.0 as 0.0, NaN canonical); strings and binary as that of their bytes. Booleans and wide
   * decimals have no bloom filter. */
-object BloomValues {
+private[core] object BloomValues {
   def supports(t: FermionType): Boolean = t match {
     case FermionType.Bool | FermionType.Struct | FermionType.List | FermionType.Map => false
     case d: FermionType.Decimal => d.storedWidth == 8

@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 /** A split-block bloom filter (as Parquet's): 32-byte blocks of eight u32 words; a hash picks a
   * block with its high 32 bits and sets one bit in each word from its low 32 bits times eight
   * salts. One cache line per lookup, no false negatives. */
-final class SplitBlockBloomFilter private (val words: Array[Int]) {
+final private[core] class SplitBlockBloomFilter private (val words: Array[Int]) {
   private val blocks = words.length / 8
 
   def numBytes: Int = words.length * 4
@@ -37,7 +37,7 @@ final class SplitBlockBloomFilter private (val words: Array[Int]) {
   }
 }
 
-object SplitBlockBloomFilter {
+private[core] object SplitBlockBloomFilter {
   private val Salt =
     Array(0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31)
   val MinBytes = 32

@@ -2,7 +2,7 @@ package io.fermion.core.bloom
 
 /** XXH64 (seed 0), the hash of Fermion's bloom filters (docs/format.md, "Bloom filters"); the same
   * function Parquet's split-block bloom filters use. */
-object XxHash64 {
+private[core] object XxHash64 {
   private val P1 = 0x9e3779b185ebca87L
   private val P2 = 0xc2b2ae3d27d4eb4fL
   private val P3 = 0x165667b19e3779f9L

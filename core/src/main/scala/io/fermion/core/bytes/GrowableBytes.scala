@@ -2,7 +2,7 @@ package io.fermion.core.bytes
 
 /** A byte array that grows by doubling, with little-endian and bit-level appends. The writer's
   * stripe buffers are made of these; their sizes are what the stripe byte limit counts. */
-final class GrowableBytes(initial: Int = 1024) {
+final private[core] class GrowableBytes(initial: Int = 1024) {
   private var bytes = new Array[Byte](math.max(16, initial))
   private var len = 0
 
@@ -48,7 +48,7 @@ final class GrowableBytes(initial: Int = 1024) {
 }
 
 /** A bitmap that grows one bit at a time, LSB first within each byte (Arrow's order). */
-final class GrowableBits {
+final private[core] class GrowableBits {
   private val bytes = new GrowableBytes(256)
   private var bits = 0
 
@@ -64,6 +64,6 @@ final class GrowableBits {
   }
 }
 
-object Bits {
+private[core] object Bits {
   def get(bytes: Array[Byte], i: Int): Boolean = (bytes(i >>> 3) & (1 << (i & 7))) != 0
 }

@@ -4,7 +4,7 @@ import com.github.luben.zstd.{ZstdDecompressCtx, Zstd => ZstdJni}
 
 /** General-purpose compression applied to a page after its encoding. The codec id is stored in
   * the page header, so every page can choose independently. */
-object PageCodec {
+private[core] object PageCodec {
   val None: Int = 0
   val Zstd: Int = 1
 

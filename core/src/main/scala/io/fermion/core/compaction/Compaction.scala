@@ -30,7 +30,7 @@ object Compaction {
     require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
     val base =
       dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to compact"))
-    if (base.config.get(FermionDataset.StableRowIdsConfig).contains("true"))
+    if (base.hasStableRowIds)
       throw new UnsupportedOperationException(
         s"compaction of a dataset with stable row ids is not supported yet (${dataset.name})"
       )

@@ -36,7 +36,7 @@ trait CommitStore {
 
 /** The local file system: write the staging file, hard-link the target to it (`link(2)` fails
   * when the name exists), remove the staging name. */
-final class LinkCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) {
+final private[core] class LinkCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) {
   def kind: String = CommitStores.Link
 
   def createIfAbsent(target: Path, bytes: Array[Byte], staging: Path): Boolean = {
@@ -61,7 +61,7 @@ final class LinkCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) {
   * NameNode refuses to rename onto an existing file, atomically. `create(target, overwrite =
   * false)` is atomic too, but the name would appear before its bytes are complete and synced, so a
   * reader could meet a partial manifest; a rename of a complete file cannot. */
-final class RenameCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) {
+final private[core] class RenameCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) {
   def kind: String = CommitStores.Rename
 
   def createIfAbsent(target: Path, bytes: Array[Byte], staging: Path): Boolean = {
@@ -83,7 +83,7 @@ final class RenameCommitStore(fs: FileSystem) extends FileSystemCommitStore(fs) 
   * name exists. No staging file, no rename. A refusal surfaces at `close()` as S3A's
   * `RemoteFileChangedException`; S3 answers 409 (`ConditionalRequestConflict`) when two
   * conditional writes of one name overlap, and the write is then tried again. */
-final class ConditionalPutCommitStore(fs: FileSystem, verify: Boolean) extends FileSystemCommitStore(fs) {
+final private[core] class ConditionalPutCommitStore(fs: FileSystem, verify: Boolean) extends FileSystemCommitStore(fs) {
   def kind: String = CommitStores.ConditionalPut
 
   def createIfAbsent(target: Path, bytes: Array[Byte], staging: Path): Boolean = {
@@ -115,7 +115,7 @@ final class ConditionalPutCommitStore(fs: FileSystem, verify: Boolean) extends F
   }
 }
 
-object ConditionalPutCommitStore {
+private[core] object ConditionalPutCommitStore {
   val MaxConflictRetries = 10
   private val verified = ConcurrentHashMap.newKeySet[String]()
 
@@ -161,7 +161,7 @@ object ConditionalPutCommitStore {
 }
 
 /** Shared by the stores that publish into the dataset's own file system. */
-abstract class FileSystemCommitStore(val fs: FileSystem) extends CommitStore {
+abstract private[core] class FileSystemCommitStore(val fs: FileSystem) extends CommitStore {
   protected def quietlyDelete(p: Path): Unit =
     try fs.delete(p, false)
     catch { case _: IOException => }
@@ -170,7 +170,7 @@ abstract class FileSystemCommitStore(val fs: FileSystem) extends CommitStore {
 }
 
 /** Chooses a dataset's [[CommitStore]]. */
-object CommitStores {
+private[core] object CommitStores {
 
   /** The Hadoop configuration key (Spark: `spark.hadoop.fermion.commitStore`). */
   val Setting = "fermion.commitStore"

@@ -12,7 +12,7 @@ import org.roaringbitmap.RoaringBitmap
 /** The bytes of deletion files (docs/table-format.md, "Deletion files"): the deleted local row
   * offsets of one fragment, as an Arrow IPC file with one non-null uint32 column `row` when few rows
   * are deleted, else as a portable serialised Roaring bitmap. */
-object DeletionFiles {
+private[core] object DeletionFiles {
 
   /** Up to this many rows an Arrow array is written; above, a Roaring bitmap. */
   val ArrowArrayMaxRows = 1024

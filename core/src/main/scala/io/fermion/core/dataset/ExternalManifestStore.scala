@@ -97,7 +97,7 @@ object FileSystemManifestStore {
   * staging file. A reader looks for the final name first and, when a writer died before the copy,
   * reads the staged file the store names (and finishes the copy). The latest version comes from
   * the store, not from a listing. */
-final class ExternalCommitStore private (root: Path, val fs: FileSystem, val store: ExternalManifestStore)
+final private[core] class ExternalCommitStore private (root: Path, val fs: FileSystem, val store: ExternalManifestStore)
     extends CommitStore {
   def kind: String = CommitStores.External
   private val dataset: String = ExternalCommitStore.datasetId(root, fs)
@@ -173,7 +173,7 @@ final class ExternalCommitStore private (root: Path, val fs: FileSystem, val sto
     catch { case _: IOException => }
 }
 
-object ExternalCommitStore {
+private[core] object ExternalCommitStore {
   val DirSetting = "fermion.externalStore.dir"
   val ClassSetting = "fermion.externalStore.class"
 

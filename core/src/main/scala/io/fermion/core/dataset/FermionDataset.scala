@@ -37,7 +37,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
   private def writeNew(p: Path, bytes: Array[Byte]): Unit = FileWrites.writeNew(fs, p, bytes)
 
   /** How commits publish on this dataset's storage (chosen on first use: reads never need it). */
-  lazy val commitStore: CommitStore = CommitStores.forDataset(root, fs, conf)
+  private[core] lazy val commitStore: CommitStore = CommitStores.forDataset(root, fs, conf)
 
   /** Fails with [[FermionCommitStoreException]] unless this dataset's storage can commit
     * atomically as configured: checked before a job writes anything. */
@@ -185,7 +185,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
 
   def resolvePath(relative: String): Path = new Path(root, relative)
 
-  def writeDeletionFile(fragmentId: Long, readVersion: Long, rows: RoaringBitmap): DeletionFile = {
+  private[core] def writeDeletionFile(fragmentId: Long, readVersion: Long, rows: RoaringBitmap): DeletionFile = {
     val kind = DeletionFiles.kindFor(rows)
     val rel =
       s"${DatasetLayout.DeletionsDir}/$fragmentId-$readVersion-${java.lang.Long.toUnsignedString(new java.util.Random().nextLong())}.${DeletionFiles.extension(kind)}"
@@ -193,7 +193,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     DeletionFile(rel, kind, rows.getLongCardinality)
   }
 
-  def readDeletionFile(d: DeletionFile): RoaringBitmap =
+  private[core] def readDeletionFile(d: DeletionFile): RoaringBitmap =
     DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path, d.deletedRows)
 
   // ---- commits ----
@@ -338,7 +338,35 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     * without rows is removed, and one `delete` is committed over `readVersion` (concurrent deletes
     * of the same fragments conflict, 11.3). Returns the number of rows newly deleted and the new
     * version, None when no row was deleted (nothing is committed then). */
-  def deleteRows(readVersion: Long, rows: Map[Long, RoaringBitmap], description: String): (Long, Option[Manifest]) = {
+  def deleteRows(readVersion: Long, rows: Map[Long, RoaringBitmap], description: String): (Long, Option[Manifest]) =
+    withDeletions(readVersion, rows, description) { (deleted, delete) =>
+      if (deleted == 0) None else Some(commit(readVersion, delete))
+    }
+
+  /** Changes rows of version `readVersion` (UPDATE, MERGE): the rows `rows` names are deleted as
+    * [[deleteRows]] deletes them and `fragments` (data files already written with `schema`, for the
+    * dataset's partition spec `partitionSpec`, holding the new versions of those rows and any
+    * inserted ones) are added, in one `update` commit. Returns the number of rows deleted and the
+    * new version, None when nothing changed (no row deleted, no fragment given). */
+  def updateRows(
+      readVersion: Long,
+      rows: Map[Long, RoaringBitmap],
+      schema: FermionSchema,
+      partitionSpec: IndexedSeq[Int],
+      fragments: IndexedSeq[Fragment],
+      description: String
+  ): (Long, Option[Manifest]) =
+    withDeletions(readVersion, rows, description) { (deleted, delete) =>
+      if (deleted == 0 && fragments.isEmpty) None
+      else Some(commit(readVersion, Operation.Update(delete, Operation.Append(schema, fragments, partitionSpec))))
+    }
+
+  /** The `delete` of `rows` from version `readVersion` (new deletion files written), given to
+    * `commitWith` with the number of rows it newly deletes; the deletion files are removed again
+    * if that fails. */
+  private def withDeletions(readVersion: Long, rows: Map[Long, RoaringBitmap], description: String)(
+      commitWith: (Long, Operation.Delete) => Option[Manifest]
+  ): (Long, Option[Manifest]) = {
     val base = manifest(readVersion)
     val byId = base.fragments.map(f => f.id -> f).toMap
     rows.keys.find(id => !byId.contains(id)).foreach { id =>
@@ -371,8 +399,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
           }
         }
       }
-      if (deleted == 0) return (0L, None)
-      (deleted, Some(commit(readVersion, Operation.Delete(updated.result(), removed.result(), description))))
+      (deleted, commitWith(deleted, Operation.Delete(updated.result(), removed.result(), description)))
     } catch {
       case t: Throwable =>
         written.foreach(p => fs.delete(resolvePath(p), false))
@@ -508,7 +535,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
       catch { case _: FileNotFoundException => conflict(s"lost its transaction file ${m.transactionFile}") }
     val other =
       txn.getOrElse(conflict(s"has a transaction this version of Fermion does not know (${m.operation})")).operation
-    op.conflictsWith(other).foreach(conflict)
+    Operation.parts(other).iterator.flatMap(op.conflictsWith).nextOption().foreach(conflict)
     // Two writers creating the dataset at once: the loser's data must fit the winner's schema.
     (op, readSchema) match {
       case (a: Operation.Append, None) if !FermionDataset.sameShape(a.schema, m.schema) =>
@@ -521,7 +548,8 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
 }
 
 object FermionDataset {
-  val emptyManifest: Manifest = Manifest(0, 0, 0, 0, FermionSchema(IndexedSeq.empty), IndexedSeq.empty, 0, 0, "", "")
+  private[core] val emptyManifest: Manifest =
+    Manifest(0, 0, 0, 0, FermionSchema(IndexedSeq.empty), IndexedSeq.empty, 0, 0, "", "")
 
   /** Manifest config key: the dataset assigns stable row ids (set when it is created). */
   val StableRowIdsConfig = "fermion.stableRowIds"
@@ -537,7 +565,12 @@ object FermionDataset {
   /** Below this many hours, [[FermionDataset.cleanup]] by retention needs explicit consent. */
   val MinSafeRetentionHours = 1.0
 
-  def nextManifest(base: Manifest, op: Operation, txnName: String, config: Map[String, String]): Manifest = {
+  private[core] def nextManifest(
+      base: Manifest,
+      op: Operation,
+      txnName: String,
+      config: Map[String, String]
+  ): Manifest = {
     // Settings are chosen by whoever creates (overwrites, restores) the dataset, never by a later writer.
     val chosen = if (base.version == 0 || op.isInstanceOf[Operation.Replacing]) config else Map.empty[String, String]
     val mergedConfig = base.config ++ chosen
@@ -593,7 +626,7 @@ object FermionDataset {
   }
 
   /** Same names, types and field ids at every level (nullability may differ). */
-  def sameShape(a: FermionSchema, b: FermionSchema): Boolean = {
+  private[core] def sameShape(a: FermionSchema, b: FermionSchema): Boolean = {
     def same(x: FermionField, y: FermionField): Boolean =
       x.name == y.name && x.fieldId == y.fieldId && x.dataType == y.dataType &&
         x.children.size == y.children.size && x.children.zip(y.children).forall { case (p, q) => same(p, q) }

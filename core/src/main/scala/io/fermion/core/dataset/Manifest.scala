@@ -27,6 +27,9 @@ final case class Manifest(
 
   def isPartitioned: Boolean = partitionSpec.nonEmpty
 
+  /** Whether the dataset assigns stable row ids (`_rowid`, chosen when it is created). */
+  def hasStableRowIds: Boolean = config.get(FermionDataset.StableRowIdsConfig).contains("true")
+
   /** The schema fields of the partition columns, in spec order. */
   def partitionFields: IndexedSeq[FermionField] = Partitioning.fields(schema, partitionSpec)
 

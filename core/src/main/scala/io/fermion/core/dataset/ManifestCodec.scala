@@ -9,7 +9,7 @@ import io.fermion.core.schema.{FermionSchema, FermionType, SchemaCodec}
 /** The manifest's bytes (docs/table-format.md, "Manifest file"): one sequential little-endian
   * record, read in one go and parsed in one pass, so opening a dataset of many fragments is one
   * read. Fragments are also the payload of transaction files (same encoding). */
-object ManifestCodec {
+private[core] object ManifestCodec {
   val Magic: Array[Byte] = "FRMM".getBytes(StandardCharsets.US_ASCII)
   val Major = 1
 

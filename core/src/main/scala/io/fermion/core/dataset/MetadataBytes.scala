@@ -8,7 +8,7 @@ import io.fermion.core.bytes.GrowableBytes
 
 /** Little-endian writer of the dataset's metadata files (manifests, transactions). Strings are
   * u32 length + UTF-8. A file ends with a CRC32 of everything before it and its magic again. */
-final class MetadataWriter(magic: Array[Byte]) {
+final private[core] class MetadataWriter(magic: Array[Byte]) {
   private val out = new GrowableBytes(4096)
   out.putBytes(magic, 0, magic.length)
 
@@ -36,7 +36,7 @@ final class MetadataWriter(magic: Array[Byte]) {
 
 /** The matching reader: checks magic, trailer and CRC first, then every read stays inside the
   * body; any inconsistency is an InvalidFermionDatasetException naming the file. */
-final class MetadataReader(bytes: Array[Byte], magic: Array[Byte], dataset: String, file: String) {
+final private[core] class MetadataReader(bytes: Array[Byte], magic: Array[Byte], dataset: String, file: String) {
   private def fail(msg: String): Nothing = throw new InvalidFermionDatasetException(dataset, file, msg)
 
   private val bodyEnd: Int = {

@@ -179,6 +179,22 @@ object Operation {
     }
   }
 
+  /** Rows changed (UPDATE, MERGE): the rows `delete` marks deleted and the new fragments of `append`
+    * (the changed and inserted rows) in one version, so no reader sees one without the other. It
+    * conflicts where either part would; a committed one is judged as both parts ([[parts]]). */
+  final case class Update(delete: Delete, append: Append) extends Operation {
+    def name = "update"
+    def conflictsWith(other: Operation): Option[String] =
+      delete.conflictsWith(other).orElse(append.conflictsWith(other))
+    def apply(base: Manifest): Manifest = append.apply(delete.apply(base))
+  }
+
+  /** What a committed operation is, for the conflict rules: an [[Update]] is its delete and its append. */
+  def parts(op: Operation): Seq[Operation] = op match {
+    case u: Update => Seq(u.delete, u.append)
+    case other => Seq(other)
+  }
+
   /** A schema change that rewrites no data: columns added (null until written), dropped or renamed. */
   final case class Project(schema: FermionSchema, description: String) extends Operation {
     def name = "project"
@@ -234,7 +250,7 @@ object Operation {
     fragments.zipWithIndex.map { case (f, i) => f.copy(id = base.maxFragmentId + 1 + i) }
 }
 
-object TransactionCodec {
+private[core] object TransactionCodec {
   val Magic: Array[Byte] = "FRMT".getBytes(StandardCharsets.US_ASCII)
   private val Append = 1; private val Overwrite = 2; private val Delete = 3; private val Project = 4;
   private val Compact = 5
@@ -242,6 +258,7 @@ object TransactionCodec {
   private val Create = 7
   private val Restore = 8
   private val ReplacePartitions = 9
+  private val Update = 10
 
   /** Nested filters deeper than this are refused (writers build balanced trees). */
   private val MaxFilterDepth = 1000
@@ -255,6 +272,7 @@ object TransactionCodec {
     case o: Operation.Restore => (o.fragments, o.partitionSpec)
     case o: Operation.ReplacePartitions => (o.fragments, o.partitionSpec)
     case o: Operation.Delete => (o.updated, IndexedSeq.empty)
+    case o: Operation.Update => (o.delete.updated ++ o.append.fragments, o.append.partitionSpec)
     case o: Operation.Compact => (o.fragments, IndexedSeq.empty)
     case _: Operation.Project | _: Operation.AddColumnFiles => (IndexedSeq.empty, IndexedSeq.empty)
   }
@@ -279,8 +297,10 @@ object TransactionCodec {
       case o: Operation.Restore =>
         w.u8(Restore).i64(o.version).bytes(SchemaCodec.encode(o.schema)); ManifestCodec.writeFragments(w, o.fragments)
       case Operation.Delete(updated, removed, predicate) =>
-        w.u8(Delete).string(predicate); ManifestCodec.writeFragments(w, updated)
-        w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
+        w.u8(Delete); writeDelete(w, updated, removed, predicate)
+      case Operation.Update(Operation.Delete(updated, removed, description), append) =>
+        w.u8(Update); writeDelete(w, updated, removed, description)
+        w.bytes(SchemaCodec.encode(append.schema)); ManifestCodec.writeFragments(w, append.fragments)
       case Operation.Project(schema, description) => w.u8(Project).bytes(SchemaCodec.encode(schema)).string(description)
       case Operation.Compact(removed, fs) =>
         w.u8(Compact); w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64); ManifestCodec.writeFragments(w, fs)
@@ -297,6 +317,11 @@ object TransactionCodec {
     }
     if (sections.nonEmpty) ManifestCodec.writeSections(w, sections)
     w.finish()
+  }
+
+  private def writeDelete(w: MetadataWriter, updated: IndexedSeq[Fragment], removed: Set[Long], text: String): Unit = {
+    w.string(text); ManifestCodec.writeFragments(w, updated)
+    w.u32(removed.size); removed.toSeq.sorted.foreach(w.i64)
   }
 
   /** A filter over partition columns named by field id (10.2): a node kind, then its fields. */
@@ -374,6 +399,9 @@ object TransactionCodec {
         Some(Operation.Restore(v, s, ManifestCodec.readFragments(r)))
       case Delete =>
         val p = r.string("predicate"); val u = ManifestCodec.readFragments(r); Some(Operation.Delete(u, ids(), p))
+      case Update =>
+        val d = r.string("description"); val u = ManifestCodec.readFragments(r); val removed = ids(); val s = schema()
+        Some(Operation.Update(Operation.Delete(u, removed, d), Operation.Append(s, ManifestCodec.readFragments(r))))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))
       case Compact => val removed = ids(); Some(Operation.Compact(removed, ManifestCodec.readFragments(r)))
       case AddColumnFiles =>
@@ -422,6 +450,9 @@ object TransactionCodec {
       case o: Operation.ReplacePartitions => o.copy(fragments = put(o.fragments), partitionSpec = spec)
       case o: Operation.Delete => o.copy(updated = put(o.updated))
       case o: Operation.Compact => o.copy(fragments = put(o.fragments))
+      case Operation.Update(d, a) =>
+        val (updated, added) = put(d.updated ++ a.fragments).splitAt(d.updated.size)
+        Operation.Update(d.copy(updated = updated), a.copy(fragments = added, partitionSpec = spec))
       case o => o
     }
   }

@@ -16,7 +16,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
   * then bisecting: O(log k) probes for a hint k versions behind). A missing, unreadable or removed
   * hinted version falls back to one listing. Writers rewrite the hint after each commit and before
   * cleanup removes versions (docs/table-format.md 4.1). */
-object VersionHint {
+private[core] object VersionHint {
   val FileName = "_latest"
 
   /** `auto` (list on the local file system and HDFS, hint elsewhere), `list` or `hint`. */

@@ -7,7 +7,7 @@ import io.fermion.core.bytes.GrowableBytes
 /** Packs unsigned integers of `width` bits (0 to 64) LSB-first into little-endian 64-bit words:
   * value i occupies bits [i * width, (i + 1) * width) of the word stream. A packed run of n values
   * always takes `wordsFor(n, width) * 8` bytes, so a reader never reads past its words. */
-object BitPacking {
+private[core] object BitPacking {
   def bitWidth(unsignedMax: Long): Int = 64 - java.lang.Long.numberOfLeadingZeros(unsignedMax)
 
   def wordsFor(n: Int, width: Int): Int = ((n.toLong * width + 63) >>> 6).toInt

@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 /** A bounds-checked little-endian cursor over one encoded page body. Every read that would pass
   * the body's end raises [[MalformedPageException]], so a damaged page can never make a decoder
   * read another page's bytes or allocate more than the body can justify. */
-final class EncodedReader(bytes: Array[Byte], off: Int, len: Int) {
+final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) {
   def array: Array[Byte] = bytes
   private val buf =
     ByteBuffer.wrap(bytes, off, len).order(ByteOrder.LITTLE_ENDIAN).slice().order(ByteOrder.LITTLE_ENDIAN)
@@ -62,7 +62,7 @@ final class EncodedReader(bytes: Array[Byte], off: Int, len: Int) {
 }
 
 /** Reusable long arrays for one decoder (packed words and unpacked values). */
-final class LongScratch {
+final private[core] class LongScratch {
   private var w = new Array[Long](0)
   private var a = new Array[Long](0)
   private var b = new Array[Long](0)
@@ -73,4 +73,4 @@ final class LongScratch {
 
 /** An encoded page body that does not decode; callers turn it into InvalidFermionFileException
   * with the file and offset. */
-final class MalformedPageException(message: String) extends RuntimeException(message)
+final private[core] class MalformedPageException(message: String) extends RuntimeException(message)

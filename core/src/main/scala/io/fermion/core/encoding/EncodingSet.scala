@@ -4,12 +4,12 @@ import io.fermion.core.layout.PageEncoding
 
 /** The page encodings a writer may choose from; PLAIN is always allowed (it is the fallback when
   * no other allowed encoding applies to a page). */
-final case class EncodingSet(ids: Set[Int]) {
+final private[core] case class EncodingSet(ids: Set[Int]) {
   def allows(id: Int): Boolean = id == PageEncoding.Plain || ids.contains(id)
   override def toString: String = (ids + PageEncoding.Plain).toSeq.sorted.map(PageEncoding.name).mkString(",")
 }
 
-object EncodingSet {
+private[core] object EncodingSet {
   val All: EncodingSet = EncodingSet(PageEncoding.all.toSet)
   val PlainOnly: EncodingSet = EncodingSet(Set(PageEncoding.Plain))
 

@@ -3,7 +3,7 @@ package io.fermion.core.encoding
 /** Assigns dense codes to distinct long values in order of first appearance (open addressing,
   * linear probing). Gives up once more than `maxEntries` distinct values appear: a dictionary that
   * large no longer pays, and the table stays small. */
-final class LongDictionaryBuilder {
+final private[core] class LongDictionaryBuilder {
   private var keys = new Array[Long](1024)
   private var codes = new Array[Int](1024) // code + 1; 0 marks an empty slot
   private var values = new Array[Long](256)
@@ -58,7 +58,7 @@ final class LongDictionaryBuilder {
   }
 }
 
-object LongDictionaryBuilder {
+private[core] object LongDictionaryBuilder {
   def mix(v: Long): Int = {
     var h = v * 0x9e3779b97f4a7c15L
     h ^= h >>> 32
@@ -67,7 +67,7 @@ object LongDictionaryBuilder {
 }
 
 /** The same for byte strings, referenced as slices of one array (the page's bytes). */
-final class BytesDictionaryBuilder {
+final private[core] class BytesDictionaryBuilder {
   private var slots = new Array[Int](1024) // code + 1; 0 marks an empty slot
   private var hashes = new Array[Int](1024)
   private var starts = new Array[Int](256)
@@ -129,7 +129,7 @@ final class BytesDictionaryBuilder {
   }
 }
 
-object BytesDictionaryBuilder {
+private[core] object BytesDictionaryBuilder {
   def hash(b: Array[Byte], start: Int, len: Int): Int = {
     var h = 0x811c9dc5
     var i = start

@@ -10,7 +10,7 @@ import io.fermion.core.bytes.GrowableBytes
   * fastest. PLAIN competes only when allowed explicitly or when nothing else applies, so that a
   * column restricted to, say, `dictionary` gets dictionary pages wherever they are possible.
   * One instance per writer; it reuses its scratch arrays between pages. */
-final class PageEncoder {
+final private[core] class PageEncoder {
   private var values = new Array[Long](0)
   private var second = new Array[Long](0)
   private var third = new Array[Long](0)

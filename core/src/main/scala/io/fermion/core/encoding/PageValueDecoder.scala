@@ -8,7 +8,7 @@ import io.fermion.core.layout.PageEncoding
   * caller) and against the body's length before anything is allocated, so a damaged page fails with
   * [[MalformedPageException]] instead of a huge allocation or a wrong answer. One instance per
   * reader; the returned bytes are valid until the next call. */
-final class PageValueDecoder {
+final private[core] class PageValueDecoder {
   private val scratch = new LongScratch
   private var out = new Array[Byte](0)
   private def outOf(n: Long): Array[Byte] = {

@@ -1,9 +1,9 @@
 package io.fermion.core.encoding
 
 /** What a page's PLAIN bytes are, which decides the encodings that apply to it. */
-sealed trait PageValues
+sealed private[core] trait PageValues
 
-object PageValues {
+private[core] object PageValues {
 
   /** A bitmap of one bit per value, LSB first (VALIDITY, boolean DATA). */
   case object Bitmap extends PageValues

@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 import io.fermion.core.bytes.GrowableBytes
 
 /** Conversions between PLAIN little-endian integers of 1, 2, 4 or 8 bytes and longs. */
-object PlainValues {
+private[core] object PlainValues {
 
   /** Reads `n` values, sign-extended, into `out`. */
   def readSigned(src: Array[Byte], off: Int, n: Int, width: Int, out: Array[Long]): Unit = {

@@ -11,7 +11,7 @@ package io.fermion.core.expr
   * Sound by construction: an unknown column, an [[FilterExpr.Unknown]] part, a literal of another
   * kind than the value and any NaN all count as "any outcome", and AND, OR and NOT combine every
   * pair of possible outcomes. */
-object ConstantFilter {
+private[core] object ConstantFilter {
   val True = 1
   val False = 2
   val Null = 4

@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets
   *                       u32 lengthsLength, u32 reserved, i64 minBatchId, i64 maxBatchId
   * u32 crc32 of every byte before it
   * }}} */
-final class BatchMetaBlock private (buf: ByteBuffer, val numStripes: Int) {
+final private[core] class BatchMetaBlock private (buf: ByteBuffer, val numStripes: Int) {
   import BatchMetaBlock._
   private def at(stripe: Int): Int = HeaderSize + stripe * EntrySize
   def idsOffset(stripe: Int): Long = buf.getLong(at(stripe))
@@ -25,7 +25,7 @@ final class BatchMetaBlock private (buf: ByteBuffer, val numStripes: Int) {
   def maxBatchId(stripe: Int): Long = buf.getLong(at(stripe) + 40)
 }
 
-object BatchMetaBlock {
+private[core] object BatchMetaBlock {
   val Magic: Array[Byte] = "FBMB".getBytes(StandardCharsets.US_ASCII)
   val HeaderSize = 8
   val EntrySize = 48

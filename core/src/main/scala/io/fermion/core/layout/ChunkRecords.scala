@@ -2,7 +2,7 @@ package io.fermion.core.layout
 
 /** Min/max of a page or chunk as two int64 slots whose meaning depends on the column type
   * (docs/format.md, "Statistics"). */
-final case class ValueStats(flags: Int, min: Long, max: Long) {
+final private[core] case class ValueStats(flags: Int, min: Long, max: Long) {
   def hasMinMax: Boolean = (flags & ValueStats.HasMinMax) != 0
 
   /** Bounds a reader may use: present, and no flag this reader does not know (docs/format.md 7). */
@@ -22,7 +22,7 @@ final case class ValueStats(flags: Int, min: Long, max: Long) {
     }
 }
 
-object ValueStats {
+private[core] object ValueStats {
   val HasMinMax: Int = 1
 
   /** Floats: at least one NaN was seen (NaNs never enter min/max). */
@@ -38,11 +38,11 @@ object ValueStats {
 }
 
 /** What the writer remembers about one page until the CMB is built. */
-final case class PageRecord(size: Int, rowCount: Int, nullCount: Int, stats: ValueStats)
+final private[core] case class PageRecord(size: Int, rowCount: Int, nullCount: Int, stats: ValueStats)
 
 /** What the writer remembers about one stream chunk (one stream in one stripe). `length == 0`
   * means no bytes were written; `allNull` marks a VALIDITY chunk whose stripe is entirely null. */
-final case class ChunkRecord(
+final private[core] case class ChunkRecord(
     offset: Long,
     length: Long,
     allNull: Boolean,
@@ -53,7 +53,7 @@ final case class ChunkRecord(
     bloomLength: Int = 0
 )
 
-object ChunkRecord {
+private[core] object ChunkRecord {
   val Empty: ChunkRecord = ChunkRecord(0L, 0L, allNull = false, 0, ValueStats.None, IndexedSeq.empty)
   val AllNull: ChunkRecord = ChunkRecord(0L, 0L, allNull = true, 0, ValueStats.None, IndexedSeq.empty)
 }

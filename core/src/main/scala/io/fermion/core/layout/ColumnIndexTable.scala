@@ -6,7 +6,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * end of the CMB area, and a column whose offset equals the next one has no CMB because it is
   * entirely null — followed by numColumns u32 CRC32s of the CMBs (0 for absent ones), so that a
   * lazily loaded CMB is verified on its own. */
-final class ColumnIndexTable private (buf: ByteBuffer, val numColumns: Int) {
+final private[core] class ColumnIndexTable private (buf: ByteBuffer, val numColumns: Int) {
   def cmbOffset(column: Int): Long = buf.getLong(column * 8)
   def cmbLength(column: Int): Long = buf.getLong((column + 1) * 8) - buf.getLong(column * 8)
   def cmbCrc32(column: Int): Int = buf.getInt((numColumns + 1) * 8 + column * 4)
@@ -14,7 +14,7 @@ final class ColumnIndexTable private (buf: ByteBuffer, val numColumns: Int) {
   def cmbAreaEnd: Long = buf.getLong(numColumns * 8)
 }
 
-object ColumnIndexTable {
+private[core] object ColumnIndexTable {
   def byteSize(numColumns: Int): Long = (numColumns.toLong + 1) * 8 + numColumns.toLong * 4
 
   def view(buf: ByteBuffer, numColumns: Int): ColumnIndexTable =

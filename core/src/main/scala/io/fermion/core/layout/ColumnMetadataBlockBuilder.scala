@@ -6,7 +6,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * The payload is built with payload-relative offsets and then relocated by the size
   * of everything before it; here the final block-relative offsets are computed up front, which
   * yields the same bytes in one pass. */
-object ColumnMetadataBlockBuilder {
+private[core] object ColumnMetadataBlockBuilder {
   import ColumnMetadataBlock._
 
   /** The descriptor type a stream gets from its chunks (docs/format.md 6.3). */

@@ -3,7 +3,7 @@ package io.fermion.core.layout
 import java.nio.charset.StandardCharsets
 
 /** Fixed constants of the file layout (docs/format.md, "File layout"). */
-object FileLayout {
+private[core] object FileLayout {
 
   /** "FRMN" at the start of the file (followed by 4 zero bytes) and in the footer's last 4 bytes. */
   val Magic: Array[Byte] = "FRMN".getBytes(StandardCharsets.US_ASCII)
@@ -23,7 +23,7 @@ object FileLayout {
 }
 
 /** How a stream's per-stripe descriptors are stored (DescType, docs/format.md 6.3). */
-object DescType {
+private[core] object DescType {
   val Simple: Int = 0
   val Full: Int = 1
   val UseDefault: Int = 2
@@ -35,7 +35,7 @@ object DescType {
 }
 
 /** The kind of a stream (StreamType, docs/format.md 4.2). */
-object StreamType {
+private[core] object StreamType {
   val Validity: Int = 0
   val Offsets: Int = 1
   val Data: Int = 2

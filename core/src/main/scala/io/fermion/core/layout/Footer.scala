@@ -13,7 +13,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * 56 u16 major  58 u16 minor  60 "FRMN"
   * }}}
   */
-final case class Footer(
+final private[core] case class Footer(
     schemaOffset: Long,
     schemaLength: Int,
     numColumns: Int,
@@ -48,7 +48,7 @@ final case class Footer(
   }
 }
 
-object Footer {
+private[core] object Footer {
   val CrcCoveredLength: Int = 52
 
   /** Decodes the 64 bytes at `buf.position()`; magic and version are checked by the caller, which

@@ -7,7 +7,7 @@ package io.fermion.core.layout
   * bloom filters after DATA chunks (their length in the FullChunkDesc's last word), which 1.1
   * readers ignore; 1.3 added batch mode (settings bit 1, BATCH_META chunks inside the stripes'
   * ranges and a batch index before the first CMB), which 1.2 readers ignore. */
-object FormatVersion {
+private[core] object FormatVersion {
   val Major: Int = 1
   val Minor: Int = 3
 }

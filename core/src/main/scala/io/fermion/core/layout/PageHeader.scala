@@ -9,7 +9,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * }}}
   * It makes the pages of a chunk walkable without the CMB (VALIDITY and OFFSETS chunks have no
   * page metadata) and keeps each page's checksum next to the bytes it protects. */
-final case class PageHeader(
+final private[core] case class PageHeader(
     storedLength: Int,
     uncompressedLength: Int,
     valueCount: Int,
@@ -25,7 +25,7 @@ final case class PageHeader(
   }
 }
 
-object PageHeader {
+private[core] object PageHeader {
   val Size: Int = 20
 
   def decode(b: ByteBuffer, at: Int): PageHeader = {
@@ -43,7 +43,7 @@ object PageHeader {
 
 /** How a page's values are laid out before compression (docs/format.md, "Page encodings"). Every
   * encoding decodes back to the PLAIN layout of the page's stream. */
-object PageEncoding {
+private[core] object PageEncoding {
 
   /** Values as the stream defines them: bitmaps LSB-first, fixed-width little-endian, lengths as
     * u32, variable-width bytes concatenated. */

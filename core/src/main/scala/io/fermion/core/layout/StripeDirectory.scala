@@ -6,7 +6,7 @@ import java.nio.{ByteBuffer, ByteOrder}
   * (u64 dataOffset, u64 dataLength, u32 rowCount, u32 reserved). It sits next to the schema so that
   * a planner can split a file by stripes without touching any CMB (docs/format.md, "Stripe
   * directory"). */
-final class StripeDirectory private (buf: ByteBuffer, val numStripes: Int) {
+final private[core] class StripeDirectory private (buf: ByteBuffer, val numStripes: Int) {
   import StripeDirectory.EntrySize
   def dataOffset(i: Int): Long = buf.getLong(i * EntrySize)
   def dataLength(i: Int): Long = buf.getLong(i * EntrySize + 8)
@@ -21,7 +21,7 @@ final class StripeDirectory private (buf: ByteBuffer, val numStripes: Int) {
   }
 }
 
-object StripeDirectory {
+private[core] object StripeDirectory {
   val EntrySize: Int = 24
 
   def view(buf: ByteBuffer, numStripes: Int): StripeDirectory =

@@ -5,7 +5,7 @@ import java.nio.file.{Files, Paths}
 /** Writes the README's option tables from [[OptionRegistry]]: the text between
   * `<!-- options:<scope> -->` and `<!-- /options -->` is replaced by the scope's table.
   * Run by `dev/options-doc`. */
-object OptionTables {
+private[core] object OptionTables {
   private val scopes = Seq(
     "write" -> OptionScope.Write,
     "dataset" -> OptionScope.Dataset,

@@ -9,7 +9,11 @@ import io.fermion.core.layout.{BatchMetaBlock, FileLayout, FileLayout => L}
 /** The batches of a batch-mode file: per stripe, the batch ids and lengths of its BATCH_META
   * chunks (decoded on demand), its batch count and min/max batch id from the batch index. Rows of
   * a batch are consecutive and never straddle a DATA page (docs/format.md 16.10). */
-final class BatchIndex private (reader: FermionFileReader, val block: BatchMetaBlock, verifyChecksums: Boolean) {
+final private[core] class BatchIndex private (
+    reader: FermionFileReader,
+    val block: BatchMetaBlock,
+    verifyChecksums: Boolean
+) {
   private val path = reader.path
   private val decoded = new Array[(Array[Long], Array[Int])](block.numStripes)
   private lazy val pages = new PageDecoder(path, verifyChecksums && reader.footer.hasPageCrc)
@@ -77,7 +81,7 @@ final class BatchIndex private (reader: FermionFileReader, val block: BatchMetaB
   }
 }
 
-object BatchIndex {
+private[core] object BatchIndex {
 
   /** The batch index of `reader`'s file, or None when it is not a batch-mode file. */
   def load(reader: FermionFileReader, verifyChecksums: Boolean): Option[BatchIndex] = {

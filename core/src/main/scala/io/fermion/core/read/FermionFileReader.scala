@@ -17,10 +17,10 @@ import org.apache.hadoop.fs.Path
   * CIT fit in `tailPrefetchBytes`; CMBs are then loaded only for the columns asked for, and a stripe's chunks of those columns are fetched with coalesced reads and
   * decoded straight into Arrow vectors. */
 final class FermionFileReader private (
-    val input: InputFile,
-    val footer: Footer,
+    private[core] val input: InputFile,
+    private[core] val footer: Footer,
     val schema: FermionSchema,
-    val stripes: StripeDirectory,
+    private[core] val stripes: StripeDirectory,
     cit: ColumnIndexTable,
     tail: ByteBuffer,
     tailStart: Long,
@@ -48,8 +48,11 @@ final class FermionFileReader private (
   def numRows: Long = footer.numRows
 
   /** Where each column's CMB is (what `fermion inspect` reports). */
-  def columnIndexTable: ColumnIndexTable = cit
+  private[core] def columnIndexTable: ColumnIndexTable = cit
   def numStripes: Int = footer.numStripes
+
+  /** Rows in stripe `stripe` (0 until [[numStripes]]). */
+  def stripeRowCount(stripe: Int): Int = stripes.rowCount(stripe)
 
   /** Bytes of footer, schema, directory, CIT and CMBs fetched so far. */
   def metadataBytesRead: Long = metadataBytes
@@ -58,14 +61,14 @@ final class FermionFileReader private (
   def bytesRead: Long = input.bytesRead
 
   /** Where the CMB area starts (CIT.offset[0]); in a batch-mode file the batch index ends there. */
-  def cmbAreaStart: Long = cit.cmbAreaStart
+  private[core] def cmbAreaStart: Long = cit.cmbAreaStart
 
   /** The batch index of a batch-mode file (format 1.3; settings bit 1), loaded on first use. */
-  lazy val batchIndex: Option[BatchIndex] = BatchIndex.load(this, options.verifyChecksums)
+  private[core] lazy val batchIndex: Option[BatchIndex] = BatchIndex.load(this, options.verifyChecksums)
 
   /** The bloom filter of a flat column's DATA chunk in `stripe`, if the writer made one (its CRC32
     * checked like a page's). */
-  def bloomFilter(column: Int, stripe: Int): Option[io.fermion.core.bloom.SplitBlockBloomFilter] =
+  private[core] def bloomFilter(column: Int, stripe: Int): Option[io.fermion.core.bloom.SplitBlockBloomFilter] =
     columnMetadata(column).flatMap { m =>
       val s = m.streamTypeIndexOf(StreamType.Data)
       if (s < 0 || m.descType(s) != DescType.Full || m.fullBloomLength(s, stripe) == 0) None
@@ -141,11 +144,12 @@ final class FermionFileReader private (
   }
 
   /** Whether the bytes read on open (the tail) hold [offset, offset + len). */
-  def inTail(offset: Long, len: Long): Boolean = offset >= tailStart && offset + len <= tailStart + tail.remaining()
+  private[core] def inTail(offset: Long, len: Long): Boolean =
+    offset >= tailStart && offset + len <= tailStart + tail.remaining()
 
   /** Bytes [offset, offset + len) of the file, from the tail read on open when it holds them
     * (what `fermion inspect` uses for page headers). */
-  def readBytes(offset: Long, len: Int): ByteBuffer = bytesAt(offset, len, metadata = false)
+  private[core] def readBytes(offset: Long, len: Int): ByteBuffer = bytesAt(offset, len, metadata = false)
 
   /** Bytes [offset, offset + len), from the tail buffer when it holds them. */
   private def bytesAt(offset: Long, len: Long, metadata: Boolean): ByteBuffer = {
@@ -167,7 +171,7 @@ final class FermionFileReader private (
     * (eager), otherwise only theirs, with nearby blocks merged into one read. A block is verified
     * (CRC, structure) only when its column is asked for, so damage in one column's CMB never
     * fails a read of another. */
-  def loadColumnMetadata(columns: Seq[Int]): Unit = {
+  private[core] def loadColumnMetadata(columns: Seq[Int]): Unit = {
     val missing = columns.distinct.filter(c => !cmbLoaded(c))
     if (missing.isEmpty) return
     val unfetched = missing.filter(c => cmbRaw(c) == null)
@@ -212,7 +216,7 @@ final class FermionFileReader private (
   }
 
   /** The column's CMB, or None when the column is null in every row. */
-  def columnMetadata(column: Int): Option[ColumnMetadataBlock] = {
+  private[core] def columnMetadata(column: Int): Option[ColumnMetadataBlock] = {
     loadColumnMetadata(Seq(column))
     Option(cmbs(column))
   }
@@ -223,7 +227,7 @@ final class FermionFileReader private (
 
   /** Decodes the projected parts of columns (column index -> projection of its field) of one
     * stripe; only the chunks of the projected streams are fetched. */
-  def readStripeProjected(
+  private[core] def readStripeProjected(
       stripe: Int,
       columns: IndexedSeq[(Int, ProjectedNode)],
       allocator: BufferAllocator,
@@ -235,7 +239,11 @@ final class FermionFileReader private (
     * system reads in the background, the caller decodes the current stripe meanwhile (prefetch).
     * With a `selection` (rows of the stripe the caller will keep), the DATA pages of flat columns
     * whose rows all lie outside it are neither read nor decoded. */
-  def fetch(stripe: Int, columns: IndexedSeq[(Int, ProjectedNode)], selection: RowRanges = null): StripeFetch = {
+  private[core] def fetch(
+      stripe: Int,
+      columns: IndexedSeq[(Int, ProjectedNode)],
+      selection: RowRanges = null
+  ): StripeFetch = {
     require(stripe >= 0 && stripe < footer.numStripes, s"stripe $stripe out of range 0..${footer.numStripes - 1}")
     loadColumnMetadata(columns.map(_._1))
     val rows = stripes.rowCount(stripe)
@@ -281,7 +289,7 @@ final class FermionFileReader private (
 
   /** Decodes a fetched stripe (waiting for its reads). Rows outside the fetch's selection may
     * hold any value: the caller drops them. */
-  def decode(f: StripeFetch, allocator: BufferAllocator): IndexedSeq[FieldVector] = {
+  private[core] def decode(f: StripeFetch, allocator: BufferAllocator): IndexedSeq[FieldVector] = {
     val buffers = f.futures.map { case (r, fut) => r -> FermionFileReader.await(fut) }
     def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
     val out = new Array[FieldVector](f.plans.size)
@@ -343,11 +351,11 @@ final class FermionFileReader private (
 
 /** One DATA page to decode: its first slot, slot count, bytes in the file (header included), and
   * its index in the chunk (its PageMeta). */
-final case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: Long, page: Int = -1)
+final private[core] case class SelectedPage(firstSlot: Int, slots: Int, offset: Long, length: Long, page: Int = -1)
 
 /** What [[FermionFileReader.fetch]] planned for one column: its CMB (None: null in every row) and,
   * when only some DATA pages are read, which. */
-final case class ColumnPlan(
+final private[core] case class ColumnPlan(
     column: Int,
     node: ProjectedNode,
     cmb: Option[ColumnMetadataBlock],
@@ -355,7 +363,7 @@ final case class ColumnPlan(
 )
 
 /** A stripe whose bytes are being fetched (see [[FermionFileReader.fetch]]). */
-final class StripeFetch private[read] (
+final private[core] class StripeFetch private[read] (
     val stripe: Int,
     val rows: Int,
     private[read] val plans: IndexedSeq[ColumnPlan],
@@ -400,6 +408,20 @@ object FermionFileReader {
     b.slice()
   }
 
+  /** Whether the file at `path` ends with the Fermion magic: a cheap test of what a file is meant to be
+    * (one 4-byte read), not of its validity, which [[open]] checks. */
+  def hasFermionMagic(path: Path, conf: Configuration): Boolean = {
+    val input = HadoopInputFile.open(path, conf)
+    try {
+      val len = input.length
+      val magic = FileLayout.Magic
+      len >= magic.length && {
+        val tail = input.readFully(len - magic.length, magic.length)
+        magic.indices.forall(i => tail.get(tail.position() + i) == magic(i))
+      }
+    } finally input.close()
+  }
+
   def open(path: Path, conf: Configuration, options: ReaderOptions): FermionFileReader =
     open(HadoopInputFile.open(path, conf), options)
 
@@ -408,7 +430,7 @@ object FermionFileReader {
     open(HadoopInputFile.open(path, conf, length), options)
 
   /** Opens `input` and validates footer and metadata; closes `input` if that fails. */
-  def open(input: InputFile, options: ReaderOptions): FermionFileReader =
+  private[core] def open(input: InputFile, options: ReaderOptions): FermionFileReader =
     try openUnsafe(input, options)
     catch { case t: Throwable => input.close(); throw t }
 

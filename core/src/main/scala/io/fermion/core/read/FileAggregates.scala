@@ -7,7 +7,7 @@ import io.fermion.core.schema.FermionType
 /** Aggregates answered from a file's metadata alone (footer, stripe directory, CMB statistics):
   * row count, non-null count and min/max of a column whose statistics are exact (integers,
   * booleans, dates, timestamps, decimals up to 18 digits). No data page is read. */
-object FileAggregates {
+private[core] object FileAggregates {
 
   /** Types whose stored min/max are exact values in the int64 domain. */
   def exactMinMax(t: FermionType): Boolean = t match {

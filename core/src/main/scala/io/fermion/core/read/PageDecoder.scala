@@ -10,13 +10,13 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
   * the next page is decoded. `encoding` is the one its header names. */
-final case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int, encoding: Int = 0)
+final private[core] case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int, encoding: Int = 0)
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
   * each page's on-disk size (`20 + storedLength`) and, where known (>= 0), its value count. */
-final case class ExpectedPages(sizes: Array[Long], valueCounts: Array[Int])
+final private[core] case class ExpectedPages(sizes: Array[Long], valueCounts: Array[Int])
 
-object ExpectedPages {
+private[core] object ExpectedPages {
 
   /** One page filling the chunk: a single-page DATA chunk, or a page picked by its PageMeta. */
   def single(length: Long, valueCount: Int): ExpectedPages = ExpectedPages(Array(length), Array(valueCount))
@@ -24,7 +24,7 @@ object ExpectedPages {
 
 /** Walks the pages of one stream chunk by their headers, verifies each CRC32, decompresses, and
   * decodes each page's encoding back to its PLAIN bytes. */
-final class PageDecoder(path: String, verifyChecksums: Boolean) {
+final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
   private val crc = new CRC32
 
   /** Decompressed pages land here: every caller consumes a page before asking for the next, so
@@ -205,7 +205,7 @@ final class PageDecoder(path: String, verifyChecksums: Boolean) {
   }
 }
 
-object PageDecoder {
+private[core] object PageDecoder {
 
   /** The largest body any encoding of docs/format.md 5.7 can give `n` values of `kind` (variable
     * width: whose decoded bytes are at most `maxBytes`): a page header recording more raw bytes is

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.{AtomicInteger, AtomicReference}
   * is busy (every core already runs a task), the caller decodes everything itself and waits for no
   * one. So parallelism costs nothing when the cluster is saturated and cuts latency when a query
   * has fewer tasks than cores. */
-object ParallelDecode {
+private[core] object ParallelDecode {
 
   /** Stripes with less than this many bytes to decode stay on the calling thread. */
   val MinParallelBytes: Long = 256L << 10

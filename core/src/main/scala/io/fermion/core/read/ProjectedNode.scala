@@ -8,7 +8,7 @@ import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeE
   * children, `firstStream` the index of the node's first stream in the column's CMB. Pruned
   * children are skipped by stream count, so selecting `a.b.c` touches only the streams of `a`, `b`
   * and `c` (the validity of each ancestor and the leaf's own streams). */
-final class ProjectedNode private (
+final private[core] class ProjectedNode private (
     val field: FermionField,
     val firstStream: Int,
     val children: IndexedSeq[ProjectedNode],
@@ -32,7 +32,7 @@ final class ProjectedNode private (
   }
 }
 
-object ProjectedNode {
+private[core] object ProjectedNode {
 
   /** The whole column. */
   def full(field: FermionField): ProjectedNode = build(field, 0)

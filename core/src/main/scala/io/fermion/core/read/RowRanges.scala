@@ -3,7 +3,7 @@ package io.fermion.core.read
 /** Rows of one stripe as sorted, disjoint, non-adjacent half-open ranges `[start, end)`: what page
   * statistics leave of a stripe for a filter. Page boundaries differ between columns, so a filter
   * over two columns intersects (AND) or unites (OR) their page ranges row by row. */
-final class RowRanges private (private val bounds: Array[Int]) {
+final private[core] class RowRanges private (private val bounds: Array[Int]) {
 
   /** Number of ranges. */
   def size: Int = bounds.length / 2
@@ -63,7 +63,7 @@ final class RowRanges private (private val bounds: Array[Int]) {
   override def toString: String = (0 until size).map(i => s"[${start(i)}, ${end(i)})").mkString("RowRanges(", ", ", ")")
 }
 
-object RowRanges {
+private[core] object RowRanges {
   val Empty: RowRanges = new RowRanges(Array.emptyIntArray)
 
   def all(rows: Int): RowRanges = if (rows <= 0) Empty else new RowRanges(Array(0, rows))

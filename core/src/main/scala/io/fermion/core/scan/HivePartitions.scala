@@ -30,7 +30,7 @@ final case class LoosePartitioning(
   * column are widened to one type (int and bigint to bigint, int and double to double, date and
   * timestamp to timestamp, any other mix to string). Spark would infer integers beyond bigint as
   * decimals; here they are strings. */
-object HivePartitions {
+private[core] object HivePartitions {
   val NullValue = "__HIVE_DEFAULT_PARTITION__"
 
   /** One listed file and its directories' (column, raw value) pairs, root first. */

@@ -13,7 +13,7 @@ import scala.collection.mutable.ArrayBuffer
   * List nodes are followed by their element node, map nodes by their key and value nodes.
   * Compact and flat so that a 10,000-column schema decodes in one linear pass.
   */
-object SchemaCodec {
+private[core] object SchemaCodec {
   def encode(schema: FermionSchema): Array[Byte] = {
     val out = new java.io.ByteArrayOutputStream()
     val tmp = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)

@@ -13,7 +13,7 @@ import io.fermion.core.schema.FermionType
   *    satisfies prefix(min) <= prefix(v) <= prefix(max) under unsigned comparison;
   *  - 16-byte decimals: none.
   */
-object PageStatistics {
+private[core] object PageStatistics {
 
   /** Statistics of fixed-width slots [row, row + count) of `buf` (null slots skipped). */
   def fixed(

@@ -3,14 +3,14 @@ package io.fermion.core.storage
 import scala.collection.mutable.ArrayBuffer
 
 /** A byte range of a file to read. */
-final case class ByteRange(offset: Long, length: Long) {
+final private[core] case class ByteRange(offset: Long, length: Long) {
   def end: Long = offset + length
 }
 
 /** Merges ranges that lie closer than `maxGap` into one read, so that adjacent
   * streams, columns and stripes cost one request instead of many. The gap bytes are read and
   * discarded: on HDFS and object stores a request costs far more than a few hundred KiB. */
-object RangeCoalescer {
+private[core] object RangeCoalescer {
   final case class Merged(range: ByteRange, members: IndexedSeq[ByteRange])
 
   def coalesce(ranges: Seq[ByteRange], maxGap: Long, maxMergedLength: Long): IndexedSeq[Merged] = {

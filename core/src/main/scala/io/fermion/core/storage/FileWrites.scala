@@ -11,7 +11,7 @@ import org.apache.hadoop.fs.{FSDataOutputStream, FileSystem, Path, StreamCapabil
   * through the dataset layer's commit store, so files are created without those probes
   * (`fs.s3a.create.performance`). Contents are synced (`hsync`) where the stream can sync; an
   * object store makes a file durable when `close()` uploads it. */
-object FileWrites {
+private[core] object FileWrites {
 
   /** Hadoop's createFile() option for an atomic create-if-absent checked at close. */
   val ConditionalCreateOption = "fs.option.create.conditional.overwrite"

@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
 
 /** Positional, bounds-checked reads of one file. Every read is checked against the file length
   * first, so a truncated file or a corrupt offset fails with a typed error, never a short read. */
-trait InputFile extends Closeable {
+private[core] trait InputFile extends Closeable {
   def path: String
   def length: Long
 
@@ -39,8 +39,12 @@ trait InputFile extends Closeable {
 }
 
 /** An [[InputFile]] over Hadoop's FileSystem (local, HDFS, S3A): positional reads, no seeks. */
-final class HadoopInputFile private (val path: String, val length: Long, in: FSDataInputStream, local: Boolean)
-    extends InputFile {
+final private[core] class HadoopInputFile private (
+    val path: String,
+    val length: Long,
+    in: FSDataInputStream,
+    local: Boolean
+) extends InputFile {
   private val read = new java.util.concurrent.atomic.AtomicLong
   def bytesRead: Long = read.get()
   override def defaultCoalesceGap: Long = if (local) 16L << 10 else 1L << 20
@@ -85,7 +89,7 @@ final class HadoopInputFile private (val path: String, val length: Long, in: FSD
   def close(): Unit = in.close()
 }
 
-object HadoopInputFile {
+private[core] object HadoopInputFile {
 
   /** Hadoop's openFile() options: the file's length (so that object stores skip the HEAD request
     * that would find it) and the read policy (positional and vectored reads, no read-ahead). */

@@ -7,7 +7,8 @@ import org.apache.hadoop.fs.Path
 
 /** An append-only output that knows its position: the writer records each page's offset before
   * writing it. Writes are buffered: no file-system write per page. */
-final class PositionedOutputFile private (val path: String, out: OutputStream, sync: () => Unit) extends Closeable {
+final private[core] class PositionedOutputFile private (val path: String, out: OutputStream, sync: () => Unit)
+    extends Closeable {
   private var pos = 0L
   def position: Long = pos
 
@@ -20,7 +21,7 @@ final class PositionedOutputFile private (val path: String, out: OutputStream, s
     finally out.close()
 }
 
-object PositionedOutputFile {
+private[core] object PositionedOutputFile {
   val BufferSize: Int = 4 << 20
 
   /** Creates `path` (a fresh name), failing if it exists on file systems that check that cheaply:

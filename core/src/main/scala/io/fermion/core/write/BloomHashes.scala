@@ -6,7 +6,7 @@ import io.fermion.core.encoding.PlainValues
 import io.fermion.core.schema.FermionType
 
 /** The bloom-filter hashes of a buffered leaf column's non-null values (see [[BloomValues]]). */
-object BloomHashes {
+private[core] object BloomHashes {
   def of(col: ColumnNodeBuffer): Array[Long] = {
     val rows = col.rowCount
     val valid = (i: Int) => col.nullCount == 0 || Bits.get(col.validity.array, i)

@@ -15,7 +15,7 @@ import org.apache.arrow.vector.complex.{LargeListVector, ListVector, MapVector, 
   *    cover the same slots as VALIDITY; variable-width DATA holds only the bytes of non-null values.
   *
   * Nothing is stored for the elements of null lists, whatever the input vector holds there. */
-final class ColumnNodeBuffer(val field: FermionField, val path: String) {
+final private[core] class ColumnNodeBuffer(val field: FermionField, val path: String) {
   def this(field: FermionField) = this(field, field.name)
 
   val validity = new GrowableBits

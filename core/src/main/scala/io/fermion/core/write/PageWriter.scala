@@ -12,7 +12,7 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * encoding [[PageEncoder]] picks among the column's allowed ones, then the column's codec, kept
   * only when it pays: the compressed payload must be at most 15/16 of the encoded one, otherwise
   * the page is stored encoded and the reader skips decompression. */
-final class PageWriter(out: PositionedOutputFile) {
+final private[core] class PageWriter(out: PositionedOutputFile) {
   private val crc = new CRC32
   private val encoder = new PageEncoder
   private val encoded = new GrowableBytes(1 << 16)

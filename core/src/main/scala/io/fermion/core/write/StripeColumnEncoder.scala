@@ -11,7 +11,7 @@ import io.fermion.core.layout.{ChunkRecord, PageRecord, StreamType, ValueStats}
   * column's nodes) and back to back (all streams of a column are adjacent), cutting each chunk into pages of about
   * `pageSize` raw bytes. Page boundaries fall on multiples of 8 rows for bitmaps, so a reader
   * copies whole bytes. Returns one [[ChunkRecord]] per stream. */
-final class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
+final private[core] class StripeColumnEncoder(out: PositionedOutputFile, pages: PageWriter, options: WriterOptions) {
   private val resolved = scala.collection.mutable.HashMap.empty[String, ColumnWriteOptions]
 
   /** The chunks of `col`'s streams and then of its children's, depth first. `batchEnds` (batch

@@ -5,6 +5,7 @@ import java.io.FileNotFoundException
 import scala.jdk.CollectionConverters._
 
 import io.fermion.core.dataset.{DatasetLayout, FermionDataset}
+import io.fermion.core.read.FermionFileReader
 import io.fermion.core.scan.{LooseFiles, ReadAt}
 import io.fermion.spark.FermionTable
 import org.apache.hadoop.fs.Path
@@ -76,16 +77,8 @@ object FermionConvert {
     val p = new Path(path)
     val fs = p.getFileSystem(conf)
     if (!fs.exists(p)) false
-    else if (fs.getFileStatus(p).isFile) {
-      val len = fs.getFileStatus(p).getLen
-      len >= 4 && {
-        val in = fs.open(p)
-        val magic = new Array[Byte](4)
-        try in.readFully(len - 4, magic)
-        finally in.close()
-        java.util.Arrays.equals(magic, io.fermion.core.layout.FileLayout.Magic)
-      }
-    } else new FermionDataset(p, conf).exists || LooseFiles.list(p, conf).nonEmpty
+    else if (fs.getFileStatus(p).isFile) FermionFileReader.hasFermionMagic(p, conf)
+    else new FermionDataset(p, conf).exists || LooseFiles.list(p, conf).nonEmpty
   }
 
   def run(spark: SparkSession, r: Request): ConvertResult = {

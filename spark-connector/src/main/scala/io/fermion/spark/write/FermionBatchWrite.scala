@@ -54,18 +54,33 @@ final class FermionBatchWrite(
 
   override def useCommitCoordinator(): Boolean = true
 
+  /** The schema the files are written with and the partition spec they are written for. */
+  private[write] def schemaWritten: FermionSchema = fermionSchema
+  private[write] def partitionSpec: IndexedSeq[Int] = partitioning.map(_.spec).getOrElse(IndexedSeq.empty)
+
+  /** The files `written` as fragments to commit (placeholder ids); files without rows are deleted. */
+  private[write] def fragmentsOf(written: Seq[FermionCommitMessage]): IndexedSeq[Fragment] = {
+    val (withRows, empty) = written.partition(_.rows > 0)
+    removeFiles(empty)
+    val topIds = fermionSchema.fields.map(_.fieldId).filterNot(partitionSpec.contains)
+    withRows.map(m =>
+      Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None, partition = m.partition)
+    ).toIndexedSeq
+  }
+
+  /** Deletes data files tasks wrote (a failed or aborted write). */
+  private[write] def removeFiles(written: Seq[FermionCommitMessage]): Unit = {
+    val ds = dataset
+    written.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
+  }
+
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val written = FermionCommitMessage.files(messages)
     val ds = dataset
     try batchKey.foreach(k => checkBatchIds(written, schema(k).name))
-    catch { case t: Throwable => written.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
-    val (withRows, empty) = written.partition(_.rows > 0)
-    empty.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false))
-    val spec = partitioning.map(_.spec).getOrElse(IndexedSeq.empty)
-    val topIds = fermionSchema.fields.map(_.fieldId).filterNot(spec.contains)
-    val fragments = withRows.map(m =>
-      Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None, partition = m.partition)
-    ).toIndexedSeq
+    catch { case t: Throwable => removeFiles(written); throw t }
+    val spec = partitionSpec
+    val fragments = fragmentsOf(written)
     // Dataset settings (stable row ids) are chosen when the dataset is created or overwritten.
     val config = intent match {
       case WriteIntent.Create | WriteIntent.Overwrite => datasetConfig
@@ -81,7 +96,7 @@ final class FermionBatchWrite(
           ds.replacePartitions(readVersion, fermionSchema, predicate, fragments, text)
         case WriteIntent.DynamicOverwrite => ds.replaceWrittenPartitions(readVersion, fermionSchema, fragments)
       }
-    catch { case t: Throwable => withRows.foreach(m => ds.fs.delete(ds.resolvePath(m.relativePath), false)); throw t }
+    catch { case t: Throwable => removeFiles(written); throw t }
     onCommit.foreach(_())
   }
 
@@ -109,12 +124,7 @@ final class FermionBatchWrite(
         }
   }
 
-  override def abort(messages: Array[WriterCommitMessage]): Unit = {
-    val ds = dataset
-    FermionCommitMessage.files(messages).foreach(m =>
-      ds.fs.delete(ds.resolvePath(m.relativePath), false)
-    )
-  }
+  override def abort(messages: Array[WriterCommitMessage]): Unit = removeFiles(FermionCommitMessage.files(messages))
 }
 
 object FermionBatchWrite {

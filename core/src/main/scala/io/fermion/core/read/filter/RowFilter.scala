@@ -12,7 +12,7 @@ import org.apache.arrow.vector._
   *
   * Comparisons follow Spark's: strings and binary compare as unsigned bytes, NaN equals NaN and
   * sorts above every number, -0.0 equals 0.0, and a null value satisfies no comparison. */
-object RowFilter {
+private[core] object RowFilter {
   import FilterExpr._
 
   /** The rows of `candidates` that may satisfy `filter`. `column` gives a decoded top-level column

@@ -11,7 +11,7 @@ import io.fermion.core.stats.PageStatistics
   * satisfy a [[FilterExpr]]. Conservative: "maybe" whenever the statistics cannot prove "no".
   * `column` finds a filter's column in the file: by name by default; a dataset resolves names to
   * field ids first, so a renamed column is never confused with another that took its old name. */
-final class StripeFilter(
+final private[core] class StripeFilter(
     reader: FermionFileReader,
     filter: FilterExpr,
     /** The file (among files that share `reader`'s stripes) and column that hold a filter column. */
@@ -129,7 +129,7 @@ final class StripeFilter(
 }
 
 /** What a stripe's metadata says about one flat column. */
-final case class ColumnStripeStats(
+final private[core] case class ColumnStripeStats(
     allNull: Boolean,
     noNull: Boolean,
     bounds: Option[ValueStats],
@@ -191,7 +191,7 @@ final case class ColumnStripeStats(
   }
 }
 
-object ColumnStripeStats {
+private[core] object ColumnStripeStats {
 
   /** What one DATA page's PageMeta says. */
   def ofPage(flags: Int, min: Long, max: Long, nullCount: Int, rowCount: Int): ColumnStripeStats = {
