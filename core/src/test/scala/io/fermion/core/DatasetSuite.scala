@@ -270,6 +270,26 @@ class DatasetSuite extends AnyFunSuite {
     assert(after.version == 6 && after.rowCount == 8 - 1 + 22 - 1 + 1 + 1 + 4)
   }
 
+  test("an application's steps commit once: replays are skipped, a concurrent run of the same step conflicts") {
+    val ds = newDataset()
+    def append(rows: Long) = Operation.Append(schema, IndexedSeq(fragment(rows)))
+    assert(ds.commitStep(append(1), "q1", 0).map(_.version).contains(1L), "the first step creates the dataset")
+    assert(ds.commitStep(append(1), "q1", 0).isEmpty, "a replayed step commits nothing")
+    assert(ds.commitStep(append(2), "q1", 1).map(_.version).contains(2L))
+    ds.commit(2, append(3)) // another writer: the application's progress stays recorded
+    assert(ds.commitStep(append(2), "q1", 1).isEmpty && ds.commitStep(append(2), "q1", 0).isEmpty)
+    assert(ds.commitStep(append(4), "q2", 0).map(_.version).contains(4L), "applications are independent")
+    val latest = ds.latest().get
+    assert(FermionDataset.appVersion(latest, "q1").contains(1L) && FermionDataset.appVersion(latest, "q2").contains(0L))
+    assert(latest.rowCount == 1 + 2 + 3 + 4)
+    // A run that read version 2 and commits step 1 of q1 again (the other run committed it meanwhile).
+    val e = intercept[FermionCommitConflictException](
+      ds.commit(1, append(9), Map(FermionDataset.AppVersionPrefix + "q1" -> "1"))
+    )
+    assert(e.getMessage.contains("committed step 1 of application q1"), e.getMessage)
+    assert(ds.latest().get.rowCount == 10)
+  }
+
   test("a missing transaction file of a newer version is a conflict") {
     val ds = newDataset()
     ds.commit(0, Operation.Append(schema, IndexedSeq(fragment(1))))

@@ -14,7 +14,17 @@ object FermionOptions {
 
   /** Keys Spark itself puts into the option maps of path-based and catalog tables. */
   val SparkKeys: Set[String] =
-    Set("path", "paths", "location", "provider", "owner", "external", "is_managed_location", "comment")
+    Set(
+      "path",
+      "paths",
+      "location",
+      "provider",
+      "owner",
+      "external",
+      "is_managed_location",
+      "comment",
+      "checkpointlocation"
+    )
 
   /** Rejects keys that are neither read, write nor dataset options (and bad values), before a
     * DataFrame read or write creates anything. */

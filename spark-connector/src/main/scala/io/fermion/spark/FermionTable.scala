@@ -84,7 +84,9 @@ final class FermionTable(
   override def capabilities(): util.Set[TableCapability] = {
     val caps = Set(
       TableCapability.BATCH_READ,
+      TableCapability.MICRO_BATCH_READ,
       TableCapability.BATCH_WRITE,
+      TableCapability.STREAMING_WRITE,
       TableCapability.TRUNCATE,
       TableCapability.OVERWRITE_BY_FILTER,
       TableCapability.OVERWRITE_DYNAMIC
@@ -98,7 +100,13 @@ final class FermionTable(
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = {
     // The table's own options are defaults; the read's options win.
     val map = FermionOptions.readKeys(info.options) ++ options.asScala.toMap
-    new FermionScanBuilder(snapshot, tableSchema, FermionOptions.readerOptions(map), wholeFiles)
+    new FermionScanBuilder(
+      snapshot,
+      tableSchema,
+      FermionOptions.readerOptions(map),
+      wholeFiles,
+      io.fermion.core.scan.StreamSettings.parse(map)
+    )
   }
 
   override def newWriteBuilder(writeInfo: LogicalWriteInfo): WriteBuilder = {

@@ -230,7 +230,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
         s"read version $readVersion is newer than the latest, $latestNow"
       )
       var v = checked + 1
-      while (v <= latestNow) { checkCompatible(readVersion, op, v, readSchema); v += 1 }
+      while (v <= latestNow) { checkCompatible(readVersion, op, v, readSchema, config); v += 1 }
       checked = latestNow
       val base = if (latestNow == 0) FermionDataset.emptyManifest else manifest(latestNow)
       if ((base.writerFeatures & ~Manifest.KnownWriterFeatures) != 0)
@@ -255,6 +255,28 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
       checked,
       s"and later: gave up after $maxAttempts attempts under contention"
     )
+  }
+
+  /** What version `version` changed relative to the version before it (see [[VersionChange]]). */
+  def change(version: Long): VersionChange =
+    VersionChange.of(if (version <= 1) FermionDataset.emptyManifest else manifest(version - 1), manifest(version))
+
+  /** Commits `op` over the latest version as step `step` of application `appId` (a streaming
+    * query and its micro-batch), unless the dataset records that step or a later one of the
+    * application as committed: then nothing is committed and None is returned. The step is
+    * recorded in the new version, so a step replayed after a crash lands once; a run of the same
+    * application committing the step meanwhile makes this commit a conflict. `config` as in
+    * [[commit]]. */
+  def commitStep(
+      op: Operation,
+      appId: String,
+      step: Long,
+      config: Map[String, String] = Map.empty
+  ): Option[Manifest] = {
+    require(appId.nonEmpty && step >= 0, s"application '$appId', step $step")
+    val latestV = latestVersion().getOrElse(0L)
+    if (latestV > 0 && FermionDataset.appVersion(manifest(latestV), appId).exists(_ >= step)) None
+    else Some(commit(latestV, op, config + (FermionDataset.AppVersionPrefix + appId -> step.toString)))
   }
 
   // ---- partition overwrites ----
@@ -524,10 +546,17 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
       readVersion: Long,
       op: Operation,
       version: Long,
-      readSchema: Option[FermionSchema]
+      readSchema: Option[FermionSchema],
+      config: Map[String, String]
   ): Unit = {
     val m = manifest(version)
     def conflict(reason: String) = throw new FermionCommitConflictException(name, readVersion, version, reason)
+    // An application's step committed meanwhile (by another run of it) is not committed twice.
+    for ((key, step) <- config if key.startsWith(FermionDataset.AppVersionPrefix)) {
+      val done = m.config.get(key).flatMap(_.toLongOption)
+      if (done.exists(d => step.toLongOption.forall(_ <= d)))
+        conflict(s"committed step ${done.get} of application ${key.stripPrefix(FermionDataset.AppVersionPrefix)}")
+    }
     if (m.transactionFile.isEmpty) conflict("has no transaction file")
     val p = new Path(DatasetLayout.transactions(root), m.transactionFile)
     val txn =
@@ -565,6 +594,14 @@ object FermionDataset {
   /** Below this many hours, [[FermionDataset.cleanup]] by retention needs explicit consent. */
   val MinSafeRetentionHours = 1.0
 
+  /** Manifest config keys `fermion.app.<appId>`: the last step an application (a streaming query)
+    * committed, set by every commit that carries it (table-format 10.3). */
+  val AppVersionPrefix = "fermion.app."
+
+  /** The last step application `appId` committed in version `m`, if any. */
+  def appVersion(m: Manifest, appId: String): Option[Long] =
+    m.config.get(AppVersionPrefix + appId).flatMap(_.toLongOption)
+
   private[core] def nextManifest(
       base: Manifest,
       op: Operation,
@@ -573,7 +610,9 @@ object FermionDataset {
   ): Manifest = {
     // Settings are chosen by whoever creates (overwrites, restores) the dataset, never by a later writer.
     val chosen = if (base.version == 0 || op.isInstanceOf[Operation.Replacing]) config else Map.empty[String, String]
-    val mergedConfig = base.config ++ chosen
+    // ... except an application's progress, which every commit of it records.
+    val progress = config.filter(_._1.startsWith(AppVersionPrefix))
+    val mergedConfig = base.config ++ chosen ++ progress
     val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
     if (rowIds && op.isInstanceOf[Operation.Compact])
       throw new UnsupportedOperationException(

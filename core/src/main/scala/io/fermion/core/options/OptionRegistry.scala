@@ -226,6 +226,48 @@ object OptionRegistry {
   )(_.trim)
   val Tag: OptionSpec[String] = spec("tag", Read, "", "read the version a tag names")(_.trim)
 
+  // ---- streaming reads (`readStream`) ----
+
+  val StartingVersion: OptionSpec[Option[Long]] = spec(
+    "startingVersion",
+    Read,
+    "the latest version, read whole",
+    "streaming reads: start with the changes of this version (a number), or `latest` for only versions committed " +
+      "after the query starts; without it the first micro-batch is the whole latest version"
+  ) { v =>
+    if (v.trim.equalsIgnoreCase("latest")) None
+    else { val n = long(v); within(n >= 1, "expected a version number (1, 2, ...) or `latest`")(Some(n)) }
+  }
+  val MaxFilesPerTrigger: OptionSpec[Int] = spec(
+    "maxFilesPerTrigger",
+    Read,
+    "`1000`",
+    "streaming reads: at most this many fragments (data files) per micro-batch"
+  ) { v =>
+    val n = int(v); within(n >= 1, "must be positive")(n)
+  }
+  val MaxRowsPerTrigger: OptionSpec[Long] = spec(
+    "maxRowsPerTrigger",
+    Read,
+    "no limit",
+    "streaming reads: fragments per micro-batch stop once they hold this many rows (at least one fragment)"
+  ) { v =>
+    val n = long(v); within(n >= 1, "must be positive")(n)
+  }
+  val IgnoreDeletes: OptionSpec[Boolean] = spec(
+    "ignoreDeletes",
+    Read,
+    "`false`",
+    "streaming reads: skip versions that only deleted rows (otherwise the stream fails on them)"
+  )(bool)
+  val IgnoreChanges: OptionSpec[Boolean] = spec(
+    "ignoreChanges",
+    Read,
+    "`false`",
+    "streaming reads: for versions that changed rows (update, merge, overwrite, restore), emit the rows they wrote " +
+      "(changed rows again, so downstream sees duplicates) and skip deletes, instead of failing"
+  )(bool)
+
   // ---- storage settings (Hadoop configuration keys) ----
 
   /** The values of `fermion.commitStore` (the dataset layer's CommitStores checks it lists them all). */
@@ -306,6 +348,11 @@ object OptionRegistry {
     VersionAsOf,
     TimestampAsOf,
     Tag,
+    StartingVersion,
+    MaxFilesPerTrigger,
+    MaxRowsPerTrigger,
+    IgnoreDeletes,
+    IgnoreChanges,
     CommitStore,
     CommitStoreVerify,
     ExternalStoreDir,

@@ -34,6 +34,23 @@ final class Scan private[scan] (
   /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. */
   def planTasks(sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = TaskPlanner.plan(snapshot.files, sizing)
 
+  /** Tasks reading fragments `fragments` of `other`, another version of this scan's dataset, with
+    * this scan's [[plan]] (how a stream reads each version's new fragments). `other` must have the
+    * schema this scan was planned for: its columns are found by the same field ids. */
+  def tasksOf(other: Snapshot, fragments: Set[Long], sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = {
+    require(other.root == snapshot.root, s"${other.root} is not ${snapshot.root}")
+    val sameSchema = (other.schema, snapshot.schema) match {
+      case (Some(a), Some(b)) => io.fermion.core.dataset.FermionDataset.sameShape(a, b)
+      case _ => false
+    }
+    if (!sameSchema || other.partitionFields.map(_.fieldId) != snapshot.partitionFields.map(_.fieldId))
+      throw new UnsupportedOperationException(
+        s"version ${other.version.getOrElse(0L)} of ${snapshot.root} has another schema than version " +
+          s"${snapshot.version.getOrElse(0L)}, which this read was planned for"
+      )
+    TaskPlanner.plan(other.files.filter(f => fragments.contains(f.fragmentId)), sizing)
+  }
+
   /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
   def fileTasks: IndexedSeq[ScanTask] =
     snapshot.files.map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))

@@ -23,7 +23,9 @@ final class FermionScan(
     wholeFiles: Boolean,
     pushed: String,
     /** Which read columns are `_metadata`. */
-    fileMetadata: Array[Boolean]
+    fileMetadata: Array[Boolean],
+    /** How a streaming read of this scan follows the dataset. */
+    streamSettings: io.fermion.core.scan.StreamSettings = io.fermion.core.scan.StreamSettings()
 ) extends Scan with Batch with SupportsReportStatistics {
   private val snapshot = scan.snapshot
 
@@ -43,6 +45,10 @@ final class FermionScan(
   override def reportDriverMetrics(): Array[org.apache.spark.sql.connector.metric.CustomTaskMetric] =
     Array(FermionScanMetrics.fragmentsPruned(scan.filesPruned.toLong))
   override def toBatch: Batch = this
+
+  override def toMicroBatchStream(checkpointLocation: String)
+      : org.apache.spark.sql.connector.read.streaming.MicroBatchStream =
+    new FermionMicroBatchStream(scan, streamSettings, readSchema, fileMetadata)
 
   /** Every partition is read as columnar batches: Spark need not ask partition by partition. */
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED

@@ -16,7 +16,8 @@ final class FermionScanBuilder(
     snapshot: Snapshot,
     tableSchema: StructType,
     readerOptions: ReaderOptions,
-    wholeFiles: Boolean = false
+    wholeFiles: Boolean = false,
+    streamSettings: io.fermion.core.scan.StreamSettings = io.fermion.core.scan.StreamSettings()
 ) extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters
     with SupportsPushDownAggregates with SupportsPushDownLimit {
   private var limit: Option[Int] = None
@@ -78,6 +79,6 @@ final class FermionScanBuilder(
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
         limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("") +
         batchSelection.map(b => s" Batches: $b").getOrElse("")
-    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description, fileMetadata)
+    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description, fileMetadata, streamSettings)
   }
 }

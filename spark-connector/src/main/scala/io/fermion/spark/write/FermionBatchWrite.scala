@@ -21,10 +21,11 @@ final class FermionBatchWrite(
     intent: WriteIntent,
     latestVersion: Long,
     conf: SerializableHadoopConf,
-    datasetConfig: Map[String, String] = Map.empty,
+    /** Dataset settings (stable row ids, stored write options) for a write that creates or replaces it. */
+    private[write] val datasetConfig: Map[String, String] = Map.empty,
     onCommit: Option[() => Unit] = None,
     /** Batch mode: the batch key's ordinal in the written rows. */
-    batchKey: Option[Int] = None,
+    private[write] val batchKey: Option[Int] = None,
     /** The version the write started from (batch ids must not collide with its batches). */
     snapshot: Option[io.fermion.core.scan.Snapshot] = None,
     /** A partitioned dataset's write: `schema` is then the data columns (what files hold). */

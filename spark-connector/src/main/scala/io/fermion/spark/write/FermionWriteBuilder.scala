@@ -12,6 +12,7 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate
 import org.apache.spark.sql.connector.distributions.{Distribution, Distributions}
 import org.apache.spark.sql.connector.expressions.{Expression, Expressions, SortDirection, SortOrder}
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite
 import org.apache.spark.sql.types.{ByteType, IntegerType, LongType, ShortType, StructType}
 
 /** Plans a write: checks the schema (every type storable; on append to a path-based table, the
@@ -155,13 +156,18 @@ final class FermionWriteBuilder(
     val sortBy = partitionOrdinals.map(schema(_).name) ++ batchKey.map(dataStruct(_).name)
     val what = (if (spec.isEmpty) "" else s", partitioned by ${partitionOrdinals.map(schema(_).name).mkString(", ")}") +
       batchKey.map(k => s", batches by ${dataStruct(k).name}").getOrElse("")
+    // Streaming: each micro-batch an append (complete mode: an overwrite), committed once per epoch.
+    def streamingWrite: StreamingWrite =
+      new FermionStreamingWrite(path, batchWrite.asInstanceOf[FermionBatchWrite], finalIntent, info.queryId())
     if (sortBy.isEmpty)
       new Write {
         override def toBatch: BatchWrite = batchWrite
+        override def toStreaming: StreamingWrite = streamingWrite
         override def description(): String = s"FermionWrite($path, $finalIntent)"
       }
     else
       new Write with RequiresDistributionAndOrdering {
+        override def toStreaming: StreamingWrite = streamingWrite
         override def requiredDistribution(): Distribution = batchKey match {
           case Some(k) => Distributions.clustered(Array[Expression](Expressions.column(dataStruct(k).name)))
           case None => Distributions.unspecified()
