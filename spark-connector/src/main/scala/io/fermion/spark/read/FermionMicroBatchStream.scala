@@ -59,7 +59,11 @@ final class FermionMicroBatchStream(
       conf.filesOpenCostInBytes,
       math.max(1, SparkSession.active.sparkContext.defaultParallelism)
     )
-    changes.tasks(start.asInstanceOf[FermionStreamOffset].position, end.asInstanceOf[FermionStreamOffset].position, sizing)
+    changes.tasks(
+      start.asInstanceOf[FermionStreamOffset].position,
+      end.asInstanceOf[FermionStreamOffset].position,
+      sizing
+    )
       .map(t => FermionInputPartition(t): InputPartition).toArray
   }
 
