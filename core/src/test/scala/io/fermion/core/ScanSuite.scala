@@ -404,4 +404,53 @@ class ScanSuite extends AnyFunSuite {
     )
     assert(wholePages.bytesRead > 5 * metrics.bytesRead, s"whole pages $wholePages vs values $metrics")
   }
+
+  /** The ids a stream reads between two positions, task by task (on this JVM, no engine). */
+  private def streamIds(scan: Scan, changes: ChangeStream, from: StreamPosition, to: StreamPosition): Seq[Long] = {
+    val allocator = new RootAllocator(Long.MaxValue)
+    try changes.tasks(from, to, TaskSizing()).flatMap { task =>
+        val r = new ScanTaskReader(scan.plan, task, conf, allocator)
+        try {
+          val ids = Seq.newBuilder[Long]
+          while (r.next()) {
+            val v = r.batch.vector(0).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+            (0 until r.batch.numRows).foreach(i => ids += v.get(i))
+          }
+          ids.result()
+        } finally r.close()
+      }
+    finally allocator.close()
+  }
+
+  test("a stream follows versions: the start read whole, then appends; deletes and schema changes stop it") {
+    val (ds, _) = built
+    assert((1L to 7L).map(v => ds.change(v).kind) == Seq(
+      VersionChange.Added,
+      VersionChange.Added,
+      VersionChange.Deleted,
+      VersionChange.SchemaChanged,
+      VersionChange.SchemaChanged,
+      VersionChange.SchemaChanged,
+      VersionChange.SchemaChanged
+    ))
+    assert(ds.change(2).added.map(_.physicalRows) == Seq(1000L))
+    val scan = snapshot(ReadAt.Version(1)).scanBuilder().select("id").build()
+    val changes = new ChangeStream(scan, StreamSettings(maxFiles = 1), conf)
+    val start = changes.initial
+    assert(start == StreamPosition(1, 0, 1) && StreamPosition.parse(start.json) == start)
+    val first = changes.latest(start)
+    assert(first == StreamPosition(2, 0, 1), "one fragment per micro-batch")
+    assert(streamIds(scan, changes, start, first).sorted == (0L until 3000L))
+    val second = changes.latest(first)
+    assert(second == StreamPosition(3, 0, 1))
+    assert(streamIds(scan, changes, first, second).sorted == (3000L until 4000L), "read as of version 2")
+    val deleted = intercept[UnsupportedOperationException](changes.latest(second))
+    assert(deleted.getMessage.contains("version 3") && deleted.getMessage.contains("ignoreDeletes"), deleted.getMessage)
+    val skipping = new ChangeStream(scan, StreamSettings(ignoreDeletes = true), conf)
+    val renamed = intercept[UnsupportedOperationException](skipping.latest(second))
+    assert(renamed.getMessage.contains("version 4") && renamed.getMessage.contains("schema"), renamed.getMessage)
+    // from a starting version: its changes only; rows as a limit (at least one fragment)
+    val fromTwo = new ChangeStream(scan, StreamSettings(startingVersion = Some(Some(2L)), maxRows = Some(1L)), conf)
+    assert(fromTwo.initial == StreamPosition(2, 0, -1) && fromTwo.latest(fromTwo.initial) == StreamPosition(3, 0, -1))
+  }
 }

@@ -112,9 +112,13 @@ final class ChangeStream(scan: Scan, settings: StreamSettings, conf: Configurati
     while (version <= last && !full) {
       val fs = fragments(version, from.snapshotVersion)
       while (index < fs.size && !full) {
-        // Rows are a soft limit: the first fragment always goes, a later one only if it fits.
-        if (files >= maxFiles || (files > 0 && maxRows.exists(rows + fs(index).rowCount > _))) full = true
-        else { files += 1; rows += fs(index).rowCount; index += 1 }
+        // Rows are a soft limit: the first fragment always goes, a later one only if it fits. A
+        // full batch stops here: the next version is not looked at (it may be one that stops the stream).
+        if (files > 0 && maxRows.exists(rows + fs(index).rowCount > _)) full = true
+        else {
+          files += 1; rows += fs(index).rowCount; index += 1
+          full = files >= maxFiles || maxRows.exists(rows >= _)
+        }
       }
       if (index >= fs.size) { version += 1; index = 0 }
     }
