@@ -553,9 +553,10 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     def conflict(reason: String) = throw new FermionCommitConflictException(name, readVersion, version, reason)
     // An application's step committed meanwhile (by another run of it) is not committed twice.
     for ((key, step) <- config if key.startsWith(FermionDataset.AppVersionPrefix)) {
-      val done = m.config.get(key).flatMap(_.toLongOption)
-      if (done.exists(d => step.toLongOption.forall(_ <= d)))
-        conflict(s"committed step ${done.get} of application ${key.stripPrefix(FermionDataset.AppVersionPrefix)}")
+      val app = key.stripPrefix(FermionDataset.AppVersionPrefix)
+      FermionDataset.appVersion(m, app).filter(_ >= step.toLong).foreach { done =>
+        conflict(s"committed step $done of application $app")
+      }
     }
     if (m.transactionFile.isEmpty) conflict("has no transaction file")
     val p = new Path(DatasetLayout.transactions(root), m.transactionFile)

@@ -36,13 +36,16 @@ final case class StreamSettings(
 )
 
 object StreamSettings {
-  def parse(options: Map[String, String]): StreamSettings = StreamSettings(
-    OptionRegistry.StartingVersion.in(options),
-    OptionRegistry.MaxFilesPerTrigger.in(options).getOrElse(1000),
-    OptionRegistry.MaxRowsPerTrigger.in(options),
-    OptionRegistry.IgnoreDeletes.in(options).getOrElse(false),
-    OptionRegistry.IgnoreChanges.in(options).getOrElse(false)
-  )
+  def parse(options: Map[String, String]): StreamSettings = {
+    val default = StreamSettings()
+    StreamSettings(
+      OptionRegistry.StartingVersion.in(options),
+      OptionRegistry.MaxFilesPerTrigger.in(options).getOrElse(default.maxFiles),
+      OptionRegistry.MaxRowsPerTrigger.in(options),
+      OptionRegistry.IgnoreDeletes.in(options).getOrElse(default.ignoreDeletes),
+      OptionRegistry.IgnoreChanges.in(options).getOrElse(default.ignoreChanges)
+    )
+  }
 }
 
 /** Follows a dataset version by version, as a streaming source reads it: the version a stream

@@ -100,7 +100,7 @@ final class FermionRowLevelBatchWrite(
   override def commit(messages: Array[WriterCommitMessage]): Unit = {
     val changes = messages.toSeq.collect { case m: FermionRowChanges => m }
     val hits = FermionDeletedRows.merge(changes.map(_.deleted))
-    val written = changes.flatMap(c => FermionCommitMessage.files(c.inserted.toArray))
+    val written = FermionRowChanges.files(messages)
     val ds = dataset
     try {
       val fragments = inserts.map(_.fragmentsOf(written)).getOrElse(IndexedSeq.empty)
@@ -121,9 +121,7 @@ final class FermionRowLevelBatchWrite(
   }
 
   override def abort(messages: Array[WriterCommitMessage]): Unit =
-    inserts.foreach(_.removeFiles(messages.toSeq.collect { case m: FermionRowChanges => m }.flatMap(c =>
-      FermionCommitMessage.files(c.inserted.toArray)
-    )))
+    inserts.foreach(_.removeFiles(FermionRowChanges.files(messages)))
 }
 
 /** Serialised to executors. */
@@ -184,6 +182,15 @@ final class FermionDeltaWriter(openInserts: Option[() => DataWriter[InternalRow]
 /** What a task of a row-level operation reports: the rows it deletes and the files it wrote. */
 final case class FermionRowChanges(deleted: FermionDeletedRows, inserted: Option[WriterCommitMessage])
     extends WriterCommitMessage
+
+object FermionRowChanges {
+
+  /** The data files the tasks of `messages` wrote. */
+  def files(messages: Array[WriterCommitMessage]): Seq[FermionCommitMessage] =
+    messages.toSeq.collect { case m: FermionRowChanges => m }.flatMap(c =>
+      FermionCommitMessage.files(c.inserted.toArray)
+    )
+}
 
 /** Row offsets per fragment, each a serialised Roaring bitmap (what a task sends the driver). */
 final case class FermionDeletedRows(byFragment: Map[Long, Array[Byte]]) extends WriterCommitMessage

@@ -33,10 +33,9 @@ final class FermionStreamingWrite(path: String, batch: FermionBatchWrite, intent
     val op =
       if (overwrite) Operation.Overwrite(batch.schemaWritten, fragments, batch.partitionSpec)
       else Operation.Append(batch.schemaWritten, fragments, batch.partitionSpec)
-    // Settings given with the write apply when it creates (or, in complete mode, replaces) the dataset.
-    val config = if (overwrite || !ds.exists) batch.datasetConfig else Map.empty[String, String]
+    // Settings given with the write apply only where it creates or replaces the dataset (core decides).
     val committed =
-      try ds.commitStep(op, queryId, epochId, config)
+      try ds.commitStep(op, queryId, epochId, batch.datasetConfig)
       catch { case t: Throwable => batch.removeFiles(written); throw t }
     if (committed.isEmpty) batch.removeFiles(written) // this epoch is in the dataset already
   }
