@@ -88,22 +88,35 @@ def _source(spark, rnd, ids, next_id):
     return spark.createDataFrame(rows, "id bigint, i int, d double, s string, op string")
 
 
-@pytest.fixture
-def fermion_table(spark, tmp_path):
+@pytest.fixture(params=[False, True], ids=["plain", "stable-row-ids"])
+def fermion_table(spark, tmp_path, request):
+    """The table of the differential test, in three fragments; with stable row ids or without."""
     rows = make_rows(600, random.Random(20))
     path = str(tmp_path / "f")
-    spark.sql(f"CREATE TABLE um_f ({SCHEMA}) USING fermion LOCATION '{path}'")
     spark.createDataFrame(rows, SCHEMA).repartition(3).createOrReplaceTempView("um_rows")
-    spark.sql("INSERT INTO um_f SELECT * FROM um_rows")  # three fragments
-    yield "um_f", path
+    if request.param:
+        spark.table("um_rows").write.format("fermion").option("stableRowIds", "true").save(path)
+        spark.sql(f"CREATE TABLE um_f USING fermion LOCATION '{path}'")
+    else:
+        spark.sql(f"CREATE TABLE um_f ({SCHEMA}) USING fermion LOCATION '{path}'")
+        spark.sql("INSERT INTO um_f SELECT * FROM um_rows")
+    yield "um_f", path, request.param
     spark.sql("DROP TABLE IF EXISTS um_f")
+
+
+def _row_ids(spark, table):
+    return {r.id: r._rowid for r in spark.table(table).select("id", "_rowid").collect()}
 
 
 def test_random_updates_merges_deletes_and_inserts_match_spark_on_parquet(spark, fermion_table, tmp_path):
     """Twelve random steps; after each the Fermion table equals Spark's result on the Parquet copy
-    of the previous state, and every version reads back by time travel at the end."""
-    table, path = fermion_table
+    of the previous state, and every version reads back by time travel at the end. With stable row
+    ids, every row keeps its `_rowid` through updates and merges, and new rows get new ones."""
+    table, path, stable = fermion_table
     rnd = random.Random(7)
+    ids_before = _row_ids(spark, table)
+    seen_ids = set(ids_before.values())
+    assert (None in seen_ids) != stable
     spark.table(table).write.parquet(str(tmp_path / "ref-0"))
     versions = [(spark.sql(f"DESCRIBE HISTORY {table}").agg(F.max("version")).first()[0], str(tmp_path / "ref-0"))]
     next_id = 10_000
@@ -137,6 +150,15 @@ def test_random_updates_merges_deletes_and_inserts_match_spark_on_parquet(spark,
         ref = str(tmp_path / f"ref-{step}")
         expected.write.parquet(ref)
         assert rows_of(spark.table(table)) == rows_of(spark.read.parquet(ref)), f"step {step}: {what}"
+        if stable:
+            ids_now = _row_ids(spark, table)
+            kept = {i: r for i, r in ids_now.items() if i in ids_before}
+            assert kept == {i: ids_before[i] for i in kept}, f"step {step}: {what} changed row ids"
+            new = [r for i, r in ids_now.items() if i not in ids_before]
+            assert len(set(new)) == len(new) and not set(new) & seen_ids, f"step {step}: new rows reuse ids"
+            assert len(set(ids_now.values())) == len(ids_now)
+            seen_ids |= set(new)
+            ids_before = ids_now
         latest = spark.sql(f"DESCRIBE HISTORY {table}").agg(F.max("version")).first()[0]
         if latest != versions[-1][0]:
             versions.append((latest, ref))
@@ -148,6 +170,14 @@ def test_random_updates_merges_deletes_and_inserts_match_spark_on_parquet(spark,
         assert rows_of(got) == rows_of(spark.read.parquet(ref)), f"version {version}"
     ops = {r.operation for r in spark.sql(f"DESCRIBE HISTORY {table}").collect()}
     assert {"update", "delete", "append"} <= ops
+    if stable:
+        # Compaction carries every row's id; a lookup by id finds the row's latest version.
+        FermionDataset(spark, path).compact(target_rows=100_000)
+        assert _row_ids(spark, table) == ids_before
+        assert rows_of(spark.table(table)) == rows_of(spark.read.parquet(versions[-1][1]))
+        some = sorted(ids_before.items())[::37]
+        got = spark.table(table).where(F.col("_rowid").isin([r for _, r in some])).select("id", "_rowid").collect()
+        assert sorted((r.id, r._rowid) for r in got) == some
 
 
 def test_update_rewrites_only_the_changed_rows(spark, tmp_table):
@@ -199,22 +229,30 @@ def test_merge_through_the_dataframe_api_and_the_python_dataset_api(spark, tmp_t
     assert "at least one column" in error_of(lambda: ds.update({}))
 
 
-def test_stable_row_ids_refuse_updates_and_keep_ids_on_merge_inserts(spark, tmp_table):
+def test_stable_row_ids_survive_update_merge_and_compaction(spark, tmp_table):
     path = tmp_table()
-    spark.range(0, 50).write.format("fermion").option("stableRowIds", "true").save(path)
+    spark.range(0, 50).selectExpr("id", "'a' AS s").write.format("fermion").option("stableRowIds", "true").save(path)
     ids = {r.id: r._rowid for r in spark.read.format("fermion").load(path).select("id", "_rowid").collect()}
-    msg = error_of(lambda: spark.sql(f"UPDATE fermion.`{path}` SET id = id + 1 WHERE id < 5"))
-    assert "stable row ids" in msg, msg
-    msg = error_of(lambda: spark.sql(
-        f"MERGE INTO fermion.`{path}` t USING (SELECT 1L AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET id = 7"))
-    assert "stable row ids" in msg, msg
+    spark.sql(f"UPDATE fermion.`{path}` SET s = 'u' WHERE id < 5")
     spark.sql(f"MERGE INTO fermion.`{path}` t USING (SELECT id FROM range(45, 55)) s ON t.id = s.id "
-              "WHEN MATCHED AND t.id = 49 THEN DELETE WHEN NOT MATCHED THEN INSERT *")
-    after = {r.id: r._rowid for r in spark.read.format("fermion").load(path).select("id", "_rowid").collect()}
+              "WHEN MATCHED AND t.id = 49 THEN DELETE WHEN MATCHED THEN UPDATE SET s = 'm' "
+              "WHEN NOT MATCHED THEN INSERT (id, s) VALUES (s.id, 'i')")
+    df = spark.read.format("fermion").load(path)
+    after = {r.id: (r._rowid, r.s) for r in df.select("id", "_rowid", "s").collect()}
     assert sorted(after) == [i for i in range(55) if i != 49]
-    assert all(after[i] == ids[i] for i in range(49)), "rows left alone keep their row ids"
-    assert len({after[i] for i in range(50, 55)} | set(ids.values())) == 55, "inserted rows get new row ids"
-    assert len(spark.sql(f"DESCRIBE HISTORY fermion.`{path}`").collect()) == 2, "the refused statements committed nothing"
+    assert all(after[i][0] == ids[i] for i in range(49)), "updated and untouched rows keep their row ids"
+    assert {after[i][1] for i in range(5)} == {"u"} and {after[i][1] for i in range(45, 49)} == {"m"}
+    assert len({after[i][0] for i in range(50, 55)} | set(ids.values())) == 55, "inserted rows get new row ids"
+    # The pushed-down lookup by `_rowid` finds the live copy of an updated row.
+    lookup = df.where(f"_rowid IN ({ids[3]}, {ids[46]})").select("id", "s")
+    assert "Take" in lookup._jdf.queryExecution().executedPlan().toString()
+    assert sorted((r.id, r.s) for r in lookup.collect()) == [(3, "u"), (46, "m")]
+    FermionDataset(spark, path).compact(target_rows=1000)
+    compacted = {r.id: (r._rowid, r.s) for r in spark.read.format("fermion").load(path)
+                 .select("id", "_rowid", "s").collect()}
+    assert compacted == after
+    rows = FermionDataset(spark, path).take_rows([ids[3], ids[0], ids[46]], columns=["id", "s"]).collect()
+    assert [(r.id, r.s) for r in rows] == [(3, "u"), (0, "u"), (46, "m")]
 
 
 def test_merge_conflicts_and_errors_are_typed(spark, tmp_table):

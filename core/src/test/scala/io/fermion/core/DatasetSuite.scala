@@ -50,14 +50,19 @@ class DatasetSuite extends AnyFunSuite {
     val rnd = new Random(1)
     for (_ <- 0 until 50) {
       val frags = (0 until rnd.nextInt(20)).map { i =>
+        val rows = rnd.nextInt(1000000).toLong
         Fragment(
           i,
-          rnd.nextInt(1000000).toLong,
+          rows,
           (0 until 1 + rnd.nextInt(3)).map(k =>
             DataFile(s"data/${rnd.nextLong()}.fermion", IndexedSeq.fill(rnd.nextInt(4))(rnd.nextInt(100)))
           ),
           if (rnd.nextBoolean()) Some(DeletionFile(s"_deletions/$i-1-2.bin", 1 + rnd.nextInt(2), 0)) else None,
-          if (rnd.nextBoolean()) Some(rnd.nextLong().abs) else None
+          rnd.nextInt(3) match {
+            case 0 => None
+            case 1 => Some(RowIds.Start(rnd.nextLong() >>> 1))
+            case _ => Some(RowIds.External(s"_rowids/$i.rowids", rows))
+          }
         )
       }
       val m = Manifest(

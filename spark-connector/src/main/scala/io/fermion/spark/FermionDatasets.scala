@@ -214,13 +214,14 @@ object FermionDatasets {
     val scan = takeScan(path, columns)
     val schema = StructType(scan.fields.map(x => StructField(x.name, SparkTypeMapping.toSpark(x), x.nullable)))
     val conf = SerializableHadoopConf.broadcast()
-    // Stable row ids map to addresses through the manifest's id ranges: one broadcast, no data read.
+    // Stable row ids map to addresses through the row id index (built from the manifest on each
+    // executor, no data read): one broadcast.
     val resolver = spark.sparkContext.broadcast(scan)
     val addresses = keys.select(org.apache.spark.sql.functions.col(keyColumn).cast(LongType)).queryExecution.toRdd
       .mapPartitions { rows =>
         val ks = rows.filter(!_.isNullAt(0)).map(_.getLong(0)).toArray
         val s = resolver.value
-        val a = if (byAddress) ks else s.rowIdAddresses(ks)
+        val a = if (byAddress) ks else s.rowIdAddresses(ks, conf.value.value)
         s.liveAddresses(a, conf.value.value).iterator
       }
     val parts = math.max(1, addresses.getNumPartitions)

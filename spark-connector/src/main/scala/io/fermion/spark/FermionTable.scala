@@ -137,11 +137,6 @@ final class FermionTable(
         throw new UnsupportedOperationException(
           s"$command is not supported on a dataset written in batches (batchKey) yet (${name()}); DELETE is"
         )
-      if (command == RowLevelOperation.Command.UPDATE && snapshot.manifest.exists(_.hasStableRowIds))
-        throw new UnsupportedOperationException(
-          s"UPDATE of a dataset with stable row ids is not supported yet (${name()}): updated rows would get new " +
-            "row ids; DELETE and MERGE without update clauses are"
-        )
     }
     () => new FermionRowLevelOperation(this, command)
   }

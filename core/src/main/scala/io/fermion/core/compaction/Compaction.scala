@@ -30,10 +30,6 @@ object Compaction {
     require(targetRows >= 1, s"targetRows must be positive, got $targetRows")
     val base =
       dataset.latest().getOrElse(throw new FermionDatasetNotFoundException(dataset.name, "no dataset to compact"))
-    if (base.hasStableRowIds)
-      throw new UnsupportedOperationException(
-        s"compaction of a dataset with stable row ids is not supported yet (${dataset.name})"
-      )
     val small = base.fragments.filter(f => f.deletion.nonEmpty || f.rowCount < targetRows)
     // A partitioned dataset's fragments merge only within their partition (6.7): partitions with
     // a single small fragment and no deleted rows have nothing to gain.
@@ -81,7 +77,9 @@ object Compaction {
   }
 
   /** Reads the group's rows (deleted rows dropped, every column of the version, columns a
-    * fragment lacks as nulls) and writes them as one new data file; returns its fragment. */
+    * fragment lacks as nulls) and writes them as one new data file; returns its fragment. In a
+    * dataset with stable row ids the fragment carries the rows' ids (runs where they are
+    * consecutive), so every row keeps its `_rowid`. */
   def rewrite(plan: CompactionPlan, group: CompactionGroup, conf: Configuration): Fragment = {
     val dataset = new FermionDataset(new Path(plan.root), conf)
     val manifest = dataset.manifest(plan.readVersion)
@@ -97,10 +95,19 @@ object Compaction {
       try {
         val builder = snapshot.scanBuilder().options(ReaderOptions())
         if (group.batches) builder.withBatchColumns()
+        val keepIds = manifest.hasStableRowIds
+        if (keepIds) builder.withRowId()
+        val rowIdColumn = plan.schema.fields.size + (if (group.batches) 2 else 0)
+        val rowIds = Array.newBuilder[Long]
         val batches = builder.build().batches(conf, allocator)
         val columns =
           plan.schema.fields.indices.filterNot(i => manifest.partitionSpec.contains(plan.schema.fields(i).fieldId))
         try batches.foreach { b =>
+            if (keepIds) {
+              val ids = b.vector(rowIdColumn).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+              var r = 0
+              while (r < b.numRows) { rowIds += ids.get(r); r += 1 }
+            }
             val vectors = columns.map(b.vector)
             if (!group.batches) writer.write(vectors, b.numRows)
             else {
@@ -124,6 +131,7 @@ object Compaction {
           writer.rowsWritten,
           IndexedSeq(DataFile(relative, fileSchema.fields.map(_.fieldId))),
           None,
+          rowIds = if (keepIds) Some(RowIds.of(rowIds.result())) else None,
           partition = group.partition
         )
       } catch {
@@ -140,12 +148,16 @@ object Compaction {
   def commit(dataset: FermionDataset, plan: CompactionPlan, written: Seq[Fragment]): Manifest = {
     val nonEmpty = written.filter(_.physicalRows > 0)
     written.filter(_.physicalRows == 0).foreach(f =>
-      f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false))
+      dataset.removeFiles(f.files.map(_.path))
     )
-    try dataset.commit(plan.readVersion, Operation.Compact(plan.fragments, nonEmpty.toIndexedSeq))
-    catch {
+    var rowIdFiles = Seq.empty[String]
+    try {
+      val (stored, files) = dataset.storeRowIds(nonEmpty.toIndexedSeq)
+      rowIdFiles = files
+      dataset.commit(plan.readVersion, Operation.Compact(plan.fragments, stored))
+    } catch {
       case t: Throwable =>
-        nonEmpty.foreach(f => f.files.foreach(d => dataset.fs.delete(dataset.resolvePath(d.path), false)))
+        dataset.removeFiles(nonEmpty.flatMap(_.files.map(_.path)) ++ rowIdFiles)
         throw t
     }
   }

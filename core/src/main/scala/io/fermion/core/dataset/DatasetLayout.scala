@@ -9,6 +9,7 @@ import org.apache.hadoop.fs.Path
   * _versions/<u64::MAX - version:020>.manifest  one manifest per version (V2 naming)
   * _transactions/<readVersion>-<uuid>.txn   one per commit attempt
   * _deletions/<fragment>-<readVersion>-<random>.{arrow,bin}
+  * _rowids/<uuid>.rowids                   row id files (fragments' listed row ids)
   * _refs/tags/<name>                       a tag: the version number as decimal text
   * _indices/                               reserved
   * }}}
@@ -22,6 +23,7 @@ object DatasetLayout {
   val VersionsDir = "_versions"
   val TransactionsDir = "_transactions"
   val DeletionsDir = "_deletions"
+  val RowIdsDir = "_rowids"
   val TagsDir = "_refs/tags"
   val IndicesDir = "_indices"
   val ManifestSuffix = ".manifest"

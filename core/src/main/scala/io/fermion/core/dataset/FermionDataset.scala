@@ -196,6 +196,46 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
   private[core] def readDeletionFile(d: DeletionFile): RoaringBitmap =
     DeletionFiles.decode(readAll(new Path(root, d.path)), d.kind, name, d.path, d.deletedRows)
 
+  /** The ids of a fragment's `physicalRows` rows, as a sequence whatever their kind (a row id file
+    * is read). */
+  private[core] def rowIdSequence(ids: RowIds, physicalRows: Long): RowIdSequence = ids match {
+    case RowIds.Start(first) =>
+      RowIdSequence(if (physicalRows == 0) IndexedSeq.empty else IndexedSeq(RowIdSegment.Run(first, physicalRows)))
+    case RowIds.Listed(sequence) => sequence
+    case RowIds.External(path, count) =>
+      val r = new MetadataReader(readAll(new Path(root, path)), RowIds.FileMagic, name, path)
+      val major = r.u16("major version")
+      r.u16("minor version")
+      r.check(major == 1, s"row id file major version $major is not supported (this reader reads 1)")
+      val sequence = RowIdSequence.read(r, count, "row id file")
+      r.done()
+      sequence
+  }
+
+  /** `fragments` with listed row ids too large for the manifest moved to new row id files (6.5);
+    * the paths written are returned for removal should the commit fail. */
+  private[core] def storeRowIds(fragments: IndexedSeq[Fragment]): (IndexedSeq[Fragment], Seq[String]) = {
+    val written = scala.collection.mutable.ArrayBuffer.empty[String]
+    try {
+      val stored = fragments.map { f =>
+        f.rowIds match {
+          case Some(RowIds.Listed(sequence)) if sequence.encodedBytes > RowIds.InlineLimitBytes =>
+            val rel = s"${DatasetLayout.RowIdsDir}/${UUID.randomUUID()}${RowIds.FileSuffix}"
+            val w = new MetadataWriter(RowIds.FileMagic).u16(1).u16(0)
+            RowIdSequence.write(w, sequence)
+            writeNew(new Path(root, rel), w.finish())
+            written += rel
+            f.copy(rowIds = Some(RowIds.External(rel, sequence.length)))
+          case _ => f
+        }
+      }
+      (stored, written.toSeq)
+    } catch { case t: Throwable => removeFiles(written.toSeq); throw t }
+  }
+
+  private[core] def removeFiles(relativePaths: Seq[String]): Unit =
+    relativePaths.foreach(p => fs.delete(resolvePath(p), false))
+
   // ---- commits ----
 
   /** Commits `op` as the version after `readVersion` (0: the dataset did not exist), retrying over
@@ -380,7 +420,11 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
   ): (Long, Option[Manifest]) =
     withDeletions(readVersion, rows, description) { (deleted, delete) =>
       if (deleted == 0 && fragments.isEmpty) None
-      else Some(commit(readVersion, Operation.Update(delete, Operation.Append(schema, fragments, partitionSpec))))
+      else {
+        val (stored, rowIdFiles) = storeRowIds(fragments)
+        try Some(commit(readVersion, Operation.Update(delete, Operation.Append(schema, stored, partitionSpec))))
+        catch { case t: Throwable => removeFiles(rowIdFiles); throw t }
+      }
     }
 
   /** The `delete` of `rows` from version `readVersion` (new deletion files written), given to
@@ -424,7 +468,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
       (deleted, commitWith(deleted, Operation.Delete(updated.result(), removed.result(), description)))
     } catch {
       case t: Throwable =>
-        written.foreach(p => fs.delete(resolvePath(p), false))
+        removeFiles(written.toSeq)
         throw t
     }
   }
@@ -446,11 +490,11 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
       throw new FermionVersionNotFoundException(name, "the path holds no Fermion dataset")
     )
     val old = manifest(version)
-    val present = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir).flatMap { dir =>
+    val present = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir, DatasetLayout.RowIdsDir).flatMap { dir =>
       try fs.listStatus(new Path(root, dir)).toSeq.map(s => s"$dir/${s.getPath.getName}")
       catch { case _: FileNotFoundException => Nil }
     }.toSet
-    old.fragments.iterator.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path))
+    old.fragments.iterator.flatMap(_.referencedFiles)
       .find(p => !present.contains(p) && !fs.exists(resolvePath(p)))
       .foreach { p =>
         throw new FermionVersionNotFoundException(
@@ -494,7 +538,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     if (!dryRun) gone.foreach(v => fs.delete(DatasetLayout.manifest(root, v), false))
     val referenced = kept.flatMap { v =>
       val m = manifests(v)
-      m.fragments.flatMap(f => f.files.map(_.path) ++ f.deletion.map(_.path)) :+ s"${DatasetLayout.TransactionsDir}/${m.transactionFile}"
+      m.fragments.flatMap(_.referencedFiles) :+ s"${DatasetLayout.TransactionsDir}/${m.transactionFile}"
     }.map(p => new Path(root, p).toUri.getPath).toSet
     var files = 0
     var bytes = 0L
@@ -504,6 +548,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
         DatasetLayout.DataDir,
         DatasetLayout.ConvertedDataDir,
         DatasetLayout.DeletionsDir,
+        DatasetLayout.RowIdsDir,
         DatasetLayout.TransactionsDir
       )
     ) {
@@ -615,21 +660,27 @@ object FermionDataset {
     val progress = config.filter(_._1.startsWith(AppVersionPrefix))
     val mergedConfig = base.config ++ chosen ++ progress
     val rowIds = mergedConfig.get(StableRowIdsConfig).contains("true")
-    if (rowIds && op.isInstanceOf[Operation.Compact])
-      throw new UnsupportedOperationException(
-        "compaction of a dataset with stable row ids is not supported yet (it would have to carry each row's id)"
-      )
+    op match {
+      case c: Operation.Compact if rowIds && c.fragments.exists(_.rowIds.isEmpty) =>
+        throw new IllegalArgumentException(
+          "a compaction of a dataset with stable row ids must carry the ids of the rows it rewrites"
+        )
+      case _ =>
+    }
     val applied0 = op.apply(base)
-    // Stable row ids: new fragments take the next ids in row order; ids are never reused.
+    // Stable row ids: new fragments without ids (new rows) take the next ids in row order; ids are
+    // never reused. Fragments that carry ids (updated or compacted rows) keep them.
     var nextRowId = base.nextRowId
     val applied = if (!rowIds) applied0
     else applied0.copy(fragments = applied0.fragments.map { f =>
-      if (f.rowIdStart.nonEmpty) f
-      else { val start = nextRowId; nextRowId += f.physicalRows; f.copy(rowIdStart = Some(start)) }
+      if (f.rowIds.nonEmpty) f
+      else { val start = nextRowId; nextRowId += f.physicalRows; f.copy(rowIds = Some(RowIds.Start(start))) }
     })
+    val listedIds = applied.fragments.exists(_.rowIds.exists(!_.isInstanceOf[RowIds.Start]))
     val fragmentIds = applied.fragments.map(_.id)
     val deletions = applied.fragments.exists(_.deletion.nonEmpty)
-    val rowIdFlag = if (rowIds) Manifest.FeatureStableRowIds else 0L
+    val rowIdFlag = (if (rowIds) Manifest.FeatureStableRowIds else 0L) |
+      (if (listedIds) Manifest.FeatureRowIdSequences else 0L)
     val partitionFlag = if (applied.partitionSpec.nonEmpty) Manifest.FeaturePartitions else 0L
     if (applied.partitionSpec.nonEmpty) checkPartitioned(applied)
     applied.copy(

@@ -50,8 +50,12 @@ object Manifest {
   /** Reader and writer feature flag: the dataset is partitioned (a partition spec and values per
     * fragment, which older readers would read as null columns). */
   val FeaturePartitions: Long = 16L
-  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
-  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
+
+  /** Reader and writer feature flag: some fragment lists its row ids (`rowIdKind` 2 or 3) rather
+    * than giving the first of a range. */
+  val FeatureRowIdSequences: Long = 32L
+  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences
+  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences
 
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"
@@ -64,7 +68,8 @@ final case class Fragment(
     physicalRows: Long,
     files: IndexedSeq[DataFile],
     deletion: Option[DeletionFile],
-    rowIdStart: Option[Long] = None,
+    /** The stable ids of its rows (datasets with stable row ids, 6.5). */
+    rowIds: Option[RowIds] = None,
     /** The value of each partition column for every row of the fragment, in the order of the
       * dataset's partition spec (None: SQL NULL); empty in unpartitioned datasets. Values are in
       * the column's [[FilterValue]] domain: integers, booleans (0/1), dates (days), timestamps
@@ -72,6 +77,11 @@ final case class Fragment(
     partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty
 ) {
   def rowCount: Long = physicalRows - deletion.map(_.deletedRows).getOrElse(0L)
+
+  /** Every file the fragment needs, relative to the dataset root: data files, deletion file, row
+    * id file. */
+  def referencedFiles: Seq[String] =
+    files.map(_.path) ++ deletion.map(_.path) ++ rowIds.collect { case e: RowIds.External => e.path }
 }
 
 /** A Fermion file of a fragment, its path relative to the dataset root, and the field ids it holds

@@ -145,9 +145,11 @@ private[core] object ManifestCodec {
         case None => w.u8(0)
         case Some(d) => w.u8(d.kind).string(d.path).i64(d.deletedRows)
       }
-      f.rowIdStart match {
+      f.rowIds match {
         case None => w.u8(0)
-        case Some(start) => w.u8(1).i64(start)
+        case Some(RowIds.Start(first)) => w.u8(1).i64(first)
+        case Some(RowIds.Listed(sequence)) => w.u8(2); RowIdSequence.write(w, sequence)
+        case Some(RowIds.External(path, count)) => w.u8(3).string(path).i64(count)
       }
     }
   }
@@ -229,7 +231,15 @@ private[core] object ManifestCodec {
       }
       val rowIds = r.u8("row id kind") match {
         case 0 => None
-        case 1 => Some(r.i64("first row id"))
+        case 1 =>
+          val first = r.i64("first row id")
+          r.check(first >= 0, s"fragment $id has first row id $first")
+          Some(RowIds.Start(first))
+        case 2 => Some(RowIds.Listed(RowIdSequence.read(r, rows, s"row ids of fragment $id")))
+        case 3 =>
+          val e = RowIds.External(r.string("row id file path"), r.i64("row id count"))
+          r.check(e.count == rows, s"fragment $id has ${e.count} row ids in ${e.path} for $rows rows")
+          Some(e)
         case k => r.check(false, s"unknown row id kind $k"); None
       }
       Fragment(id, rows, files, deletion, rowIds)

@@ -67,7 +67,11 @@ object DatasetInspector {
         f.id,
         f.physicalRows,
         f.rowCount,
-        f.rowIdStart,
+        f.rowIds.collect { case RowIds.Start(first) => first },
+        f.rowIds.collect {
+          case _: RowIds.Listed => "manifest"
+          case e: RowIds.External => e.path
+        },
         f.files.map { d =>
           val p = ds.resolvePath(d.path)
           val size = dataFiles.get(p.getName).filter(_.getPath.getParent == p.getParent).map(_.getLen).orElse {

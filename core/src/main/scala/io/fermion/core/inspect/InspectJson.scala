@@ -225,6 +225,7 @@ object InspectJson {
       g.writeNumberField("physical_rows", f.physicalRows)
       g.writeNumberField("rows", f.rows)
       optInt(g, "row_id_start", f.rowIdStart)
+      f.rowIdList.foreach(g.writeStringField("row_id_list", _))
       g.writeArrayFieldStart("files")
       f.files.foreach { file =>
         g.writeStartObject()

@@ -151,6 +151,8 @@ final case class FragmentInfo(
     physicalRows: Long,
     rows: Long,
     rowIdStart: Option[Long],
+    /** Where the fragment's listed row ids are: "manifest" or a row id file. */
+    rowIdList: Option[String],
     files: IndexedSeq[DataFileInfo],
     deletion: Option[DeletionInfo]
 )

@@ -122,7 +122,8 @@ object InspectText {
     sb ++= s"\nFragments of version ${d.version}\n"
     d.fragments.foreach { f =>
       val deleted = f.deletion.map(x => s", ${count(x.deletedRows)} deleted (${x.kind} ${x.path})").getOrElse("")
-      val ids = f.rowIdStart.map(s => s", row ids from $s").getOrElse("")
+      val ids = f.rowIdStart.map(s => s", row ids from $s").orElse(f.rowIdList.map(l => s", row ids listed in $l"))
+        .getOrElse("")
       sb ++= s"  fragment ${f.id}: ${count(f.rows)} rows of ${count(f.physicalRows)}$deleted$ids\n"
       f.files.foreach { file =>
         sb ++= s"    ${file.path}  ${file.bytes.map(bytes).getOrElse("missing")}  field ids ${file.fieldIds.mkString(",")}\n"

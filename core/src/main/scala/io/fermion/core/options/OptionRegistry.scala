@@ -154,7 +154,7 @@ object OptionRegistry {
     "stableRowIds",
     Dataset,
     "`false`",
-    "give every row a stable id (`_rowid`), kept by deletes and never reused; chosen when the dataset is created"
+    "give every row a stable id (`_rowid`), kept through deletes, updates and compaction and never reused; chosen when the dataset is created"
   )(bool)
 
   // ---- read options ----

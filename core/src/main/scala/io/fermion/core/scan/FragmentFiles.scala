@@ -2,7 +2,7 @@ package io.fermion.core.scan
 
 import java.util.Locale
 
-import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException}
+import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException, RowIdSequence}
 import io.fermion.core.read.{FermionFileReader, ProjectedNode}
 import io.fermion.core.schema.UnsupportedColumnTypeException
 import org.apache.hadoop.conf.Configuration
@@ -12,13 +12,16 @@ import org.roaringbitmap.RoaringBitmap
 /** The open files of one fragment and where a [[ReadPlan]]'s columns are in them: the rules every
   * read of a fragment follows. Columns are found by field id (loose files: by name), so renamed
   * columns keep their data and dropped ones are never read; files that added columns to the
-  * fragment must share the leading file's stripes; the fragment's deletion file is loaded. */
+  * fragment must share the leading file's stripes; the fragment's deletion file is loaded, and its
+  * row ids when the plan reads `_rowid`. */
 final private[scan] class FragmentFiles private (
     val file: SnapshotFile,
     plan: ReadPlan,
     /** The leading file first, then files that added columns (same stripes). */
     val sources: IndexedSeq[FermionFileReader],
-    val deleted: Option[RoaringBitmap]
+    val deleted: Option[RoaringBitmap],
+    /** The stable id of each row (None: no row ids, or the plan does not read them). */
+    val rowIds: Option[RowIdSequence]
 ) extends AutoCloseable {
   val reader: FermionFileReader = sources.head
 
@@ -88,15 +91,20 @@ private[scan] object FragmentFiles {
   /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
   val StructureCacheBytes: Long = 16L << 20
 
-  /** Opens the fragment's files (and reads its deletion file); closes them again if that fails. */
+  /** Opens the fragment's files (and reads its deletion file and, for `_rowid`, its row ids);
+    * closes them again if that fails. */
   def open(file: SnapshotFile, plan: ReadPlan, conf: Configuration): FragmentFiles = {
-    val deleted = file.deletion.map(d => new FermionDataset(new Path(plan.root), conf).readDeletionFile(d))
+    lazy val dataset = new FermionDataset(new Path(plan.root), conf)
+    val deleted = file.deletion.map(dataset.readDeletionFile)
     val opened = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
     try {
       // The data file's length comes from the listing that planned the scan (no status request).
       opened += FermionFileReader.open(new Path(file.path), conf, plan.options, file.length)
       file.columnFiles.foreach(f => opened += FermionFileReader.open(new Path(f), conf, plan.options))
-      new FragmentFiles(file, plan, opened.toIndexedSeq, deleted)
+      val rowIds =
+        if (!plan.columns.contains(PlannedColumn.RowId)) None
+        else file.rowIds.map(ids => dataset.rowIdSequence(ids, opened.head.numRows))
+      new FragmentFiles(file, plan, opened.toIndexedSeq, deleted, rowIds)
     } catch { case t: Throwable => opened.foreach(_.close()); throw t }
   }
 }

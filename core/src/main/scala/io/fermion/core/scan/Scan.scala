@@ -28,6 +28,14 @@ final class Scan private[scan] (
   /** Files that takes opened, kept open for the next take until [[close]]. */
   @transient private lazy val takeCache = new FragmentCache
 
+  /** Row id -> address, built from the manifest on the first lookup by row id. */
+  @transient private var rowIdIndexBuilt: RowIdIndex = _
+
+  private[scan] def rowIdIndex(conf: Configuration): RowIdIndex = synchronized {
+    if (rowIdIndexBuilt == null) rowIdIndexBuilt = RowIdIndex.build(snapshot, conf)
+    rowIdIndexBuilt
+  }
+
   /** Closes the files that takes keep open (a scan used only for [[batches]] or tasks holds none). */
   override def close(): Unit = takeCache.close()
 
@@ -90,9 +98,10 @@ final class Scan private[scan] (
   }
 
   /** Rows by stable row id (`_rowid`, datasets created with stable row ids), in request order. Ids
-    * are found through the fragments' id ranges in the manifest, without reading data. */
+    * are found through the row id index (built from the manifest's row ids on the first lookup,
+    * without reading data); of the copies of an updated row, the live one is returned. */
   def takeRowIds(ids: Array[Long], conf: Configuration, allocator: BufferAllocator): ScanBatch =
-    take(Take.locateRowIds(this, ids), conf, allocator)
+    take(Take.locateRowIds(this, ids, conf), conf, allocator)
 
   /** Every row of the batches `ids` (batch-mode files), batch after batch in the order asked for,
     * rows in batch order: each batch's rows sit in the same pages of every column (format 16.10). */
@@ -101,8 +110,8 @@ final class Scan private[scan] (
 
   /** The `_rowaddr`s of the rows with stable ids `ids` that the snapshot holds (deleted rows
     * included; see [[liveAddresses]]), found without reading data; unknown ids are dropped. */
-  def rowIdAddresses(ids: Array[Long]): Array[Long] =
-    Take.locateRowIds(this, ids, lenient = true).map { case (f, r) => ColumnRequest.address(f, r) }
+  def rowIdAddresses(ids: Array[Long], conf: Configuration): Array[Long] =
+    Take.locateRowIds(this, ids, conf, lenient = true).map { case (f, r) => ColumnRequest.address(f, r) }
 
   /** The addresses among `addresses` that name a row of the snapshot that is not deleted. */
   def liveAddresses(addresses: Array[Long], conf: Configuration): Array[Long] =

@@ -12,14 +12,14 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 /** One data file of a snapshot, with what a reader needs beyond the file itself: its fragment, the
-  * fragment's deletion file, where its stable row ids start, and the files that add columns to
+  * fragment's deletion file, its stable row ids, and the files that add columns to
   * the same rows (matched by field id). */
 final case class SnapshotFile(
     path: String,
     length: Long,
     fragmentId: Long,
     deletion: Option[DeletionFile] = None,
-    rowIdStart: Option[Long] = None,
+    rowIds: Option[RowIds] = None,
     columnFiles: IndexedSeq[String] = IndexedSeq.empty,
     modificationTime: Long = 0L,
     /** Rows stored in the fragment, deleted ones included (-1: not known without opening the file). */
@@ -147,7 +147,7 @@ object Snapshot {
           status.getLen,
           f.id,
           f.deletion,
-          f.rowIdStart,
+          f.rowIds,
           f.files.drop(1).map(c => dataset.resolvePath(c.path).toString),
           status.getModificationTime,
           f.physicalRows,

@@ -277,10 +277,11 @@ final private[scan] class SplitReader private (
     val columns = plan.columns.indices.map { out =>
       plan.columns(out) match {
         case PlannedColumn.RowAddress =>
-          ScanColumn.Values(positions(ColumnRequest.address(file.fragmentId, 0), first, rows, keptRows))
+          val base = ColumnRequest.address(file.fragmentId, 0)
+          ScanColumn.Values(positions(first, rows, keptRows)(base + _))
         case PlannedColumn.RowId =>
-          file.rowIdStart match {
-            case Some(start) => ScanColumn.Values(positions(start, first, rows, keptRows))
+          files.rowIds match {
+            case Some(ids) => ScanColumn.Values(positions(first, rows, keptRows)(ids(_)))
             case None => ScanColumn.Nulls(RowIdField)
           }
         case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
@@ -363,13 +364,13 @@ final private[scan] class SplitReader private (
     v
   }
 
-  /** `base` plus each returned row's offset in the fragment. */
-  private def positions(base: Long, first: Long, rows: Int, keptRows: Array[Int]): BigIntVector = {
+  /** `valueOf` each returned row's offset in the fragment. */
+  private def positions(first: Long, rows: Int, keptRows: Array[Int])(valueOf: Long => Long): BigIntVector = {
     val a = new BigIntVector("position", allocator)
     val n = if (keptRows == null) rows else keptRows.length
     a.allocateNew(n)
     var r = 0
-    while (r < n) { a.set(r, base + first + (if (keptRows == null) r else keptRows(r))); r += 1 }
+    while (r < n) { a.set(r, valueOf(first + (if (keptRows == null) r else keptRows(r)))); r += 1 }
     a.setValueCount(n)
     a
   }

@@ -36,7 +36,7 @@ private[scan] object Take {
     // Per fragment, per stripe read: the vectors of the plan's stored columns present there.
     val read = new Array[IndexedSeq[(Int, IndexedSeq[FieldVector])]](fragments.length)
     val presentByFragment = new Array[IndexedSeq[(Int, Int, Int, io.fermion.core.read.ProjectedNode)]](fragments.length)
-    val rowIdStart = new Array[Option[Long]](fragments.length)
+    val rowIdsOf = new Array[Option[io.fermion.core.dataset.RowIdSequence]](fragments.length)
     val partitionOf = new Array[IndexedSeq[Option[io.fermion.core.expr.FilterValue]]](fragments.length)
     val wantsBatches = plan.columns.exists(c => c == PlannedColumn.BatchId || c == PlannedColumn.IndexInBatch)
     // Per request: its batch's id and its index in the batch (Long.MinValue: not a batch-mode file).
@@ -51,10 +51,10 @@ private[scan] object Take {
           fragment,
           throw new FermionRowNotFoundException(root, s"no fragment $fragment in $version")
         )
-        rowIdStart(fi) = file.rowIdStart
         partitionOf(fi) = file.partition
         val files = cache.map(_.get(file, plan, conf)).getOrElse(FragmentFiles.open(file, plan, conf))
         try {
+          rowIdsOf(fi) = files.rowIds
           val mine = requests.indices.filter(i => requests(i)._1 == fragment)
           mine.foreach { i =>
             val row = requests(i)._2
@@ -109,9 +109,9 @@ private[scan] object Take {
             case PlannedColumn.RowAddress =>
               ScanColumn.Values(longs(n, allocator)(i => ColumnRequest.address(requests(i)._1, requests(i)._2)))
             case PlannedColumn.RowId =>
-              if (rowIdStart.forall(_.isEmpty)) ScanColumn.Nulls(ScanBuilder.outputField(PlannedColumn.RowId))
+              if (rowIdsOf.forall(_.isEmpty)) ScanColumn.Nulls(ScanBuilder.outputField(PlannedColumn.RowId))
               else ScanColumn.Values(longs(n, allocator)(i =>
-                rowIdStart(fragmentIndex(i)).map(_ + requests(i)._2).getOrElse(Long.MinValue)
+                rowIdsOf(fragmentIndex(i)).map(_(requests(i)._2)).getOrElse(Long.MinValue)
               ))
             case PlannedColumn.Absent(_, field) => ScanColumn.Nulls(field)
             case PlannedColumn.Partition(_, index, field) =>
@@ -216,22 +216,48 @@ private[scan] object Take {
       finally r.close()
     }
 
-  /** (fragment id, row) of stable row ids, through each fragment's id range (no data is read);
-    * `lenient` drops ids no fragment holds instead of failing. */
-  def locateRowIds(scan: Scan, ids: Array[Long], lenient: Boolean = false): Array[(Long, Long)] = {
-    val files = scan.snapshot.files.filter(_.rowIdStart.nonEmpty).sortBy(_.rowIdStart.get).toArray
-    if (files.isEmpty && ids.nonEmpty && !lenient)
+  /** (fragment id, row) of stable row ids through the scan's [[RowIdIndex]] (no data is read): the
+    * live copy of each row. `lenient` drops ids no fragment holds instead of failing, and keeps
+    * every copy, deleted ones included (the caller filters with [[liveAddresses]]). */
+  def locateRowIds(
+      scan: Scan,
+      ids: Array[Long],
+      conf: Configuration,
+      lenient: Boolean = false
+  ): Array[(Long, Long)] = {
+    val index = scan.rowIdIndex(conf)
+    if (index.isEmpty && ids.nonEmpty && !lenient)
       throw new FermionRowNotFoundException(
         scan.plan.root,
         "the dataset has no stable row ids (create it with stableRowIds)"
       )
-    val starts = files.map(_.rowIdStart.get)
-    ids.flatMap { id =>
-      val i = java.util.Arrays.binarySearch(starts, id) match { case k if k >= 0 => k; case k => -k - 2 }
-      if (i < 0 || id - starts(i) >= files(i).physicalRows) {
-        if (lenient) None
-        else throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
-      } else Some(files(i).fragmentId -> (id - starts(i)))
+    if (lenient) return ids.flatMap(index.candidates)
+    val byId = scan.snapshot.files.map(f => f.fragmentId -> f).toMap
+    val gone = scala.collection.mutable.HashMap.empty[Long, Option[org.roaringbitmap.RoaringBitmap]]
+    def live(c: (Long, Long)): Boolean = !gone.getOrElseUpdate(
+      c._1,
+      byId(c._1).deletion.map(d =>
+        new io.fermion.core.dataset.FermionDataset(new Path(scan.plan.root), conf).readDeletionFile(d)
+      )
+    ).exists(_.contains(c._2.toInt))
+    ids.map { id =>
+      val found = index.candidates(id)
+      found.filter(live) match {
+        case Seq(one) => one
+        case Seq() if found.isEmpty =>
+          throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
+        case Seq() =>
+          throw new FermionRowNotFoundException(
+            scan.plan.root,
+            s"the row with _rowid $id is deleted in ${versionText(scan)}"
+          )
+        case many =>
+          throw new io.fermion.core.dataset.InvalidFermionDatasetException(
+            scan.plan.root,
+            versionText(scan),
+            s"_rowid $id names ${many.size} live rows (fragments ${many.map(_._1).mkString(", ")})"
+          )
+      }
     }
   }
 

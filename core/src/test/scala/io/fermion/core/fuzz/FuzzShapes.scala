@@ -246,7 +246,12 @@ object FuzzShapes {
         if (rnd.nextBoolean())
           Some(DeletionFile(s"_deletions/$i-3-${rnd.nextLong()}.bin", 1 + rnd.nextInt(2), rows / 3))
         else None,
-        if (rnd.nextBoolean()) Some(rnd.nextInt(1 << 30).toLong) else None
+        rnd.nextInt(4) match {
+          case 0 | 1 => None
+          case 2 => Some(RowIds.Start(rnd.nextInt(1 << 30).toLong))
+          case _ if rows <= 64 => Some(RowIds.Listed(RowIdSequence.of(Array.tabulate(rows.toInt)(k => 3L * k + i))))
+          case _ => Some(RowIds.External(s"_rowids/$i.rowids", rows))
+        }
       )
     }
 

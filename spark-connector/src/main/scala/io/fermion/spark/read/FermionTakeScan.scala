@@ -33,9 +33,10 @@ final class FermionTakeScan(
 
   override def planInputPartitions(): Array[InputPartition] = {
     val keys = lookup.values.toArray.sorted
+    val conf = FermionTableSchema.hadoopConf()
     val addresses =
-      if (lookup.column == MetadataColumns.RowIdName) scan.rowIdAddresses(keys) else keys
-    val live = scan.liveAddresses(addresses, FermionTableSchema.hadoopConf()).distinct.sorted
+      if (lookup.column == MetadataColumns.RowIdName) scan.rowIdAddresses(keys, conf) else keys
+    val live = scan.liveAddresses(addresses, conf).distinct.sorted
     val parallelism = math.max(1, SparkSession.active.sparkContext.defaultParallelism)
     // Tasks of at least a few hundred rows: a take costs a file open per fragment and task.
     scan.takeTasks(live, math.max(1, math.min(parallelism, live.length / 256 + 1)))

@@ -24,16 +24,33 @@ object MetadataColumns {
     StructField("file_modification_time", TimestampType, nullable = false)
   ))
 
-  private def column(n: String, t: DataType, nullable: Boolean, doc: String): MetadataColumn = new MetadataColumn {
+  private def column(
+      n: String,
+      t: DataType,
+      nullable: Boolean,
+      doc: String,
+      preserveOnReinsert: Boolean = false
+  ): MetadataColumn = new MetadataColumn {
     override def name(): String = n
     override def dataType(): DataType = t
     override def isNullable: Boolean = nullable
     override def comment(): String = doc
+    override def metadataInJSON(): String =
+      if (!preserveOnReinsert) null
+      else new MetadataBuilder().putBoolean(MetadataColumn.PRESERVE_ON_REINSERT, true).build().json
   }
 
   val all: Array[MetadataColumn] = Array(
     column(RowAddressName, LongType, nullable = false, "fragment id << 32 | row offset in the fragment"),
-    column(RowIdName, LongType, nullable = true, "stable row id (datasets created with stableRowIds)"),
+    // An updated row's new version keeps its id: Spark hands the old row's `_rowid` to the writer
+    // with the new row (row-level operations) instead of nulling it.
+    column(
+      RowIdName,
+      LongType,
+      nullable = true,
+      "stable row id (datasets created with stableRowIds)",
+      preserveOnReinsert = true
+    ),
     column(FileMetadataName, FileMetadataType, nullable = false, "the data file a row comes from"),
     column(BatchIdName, LongType, nullable = true, "the id of the row's batch (datasets written with batchKey)"),
     column(IndexInBatchName, IntegerType, nullable = true, "the row's 0-based position in its batch")
