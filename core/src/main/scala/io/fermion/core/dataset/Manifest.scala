@@ -50,8 +50,12 @@ object Manifest {
   /** Reader and writer feature flag: the dataset is partitioned (a partition spec and values per
     * fragment, which older readers would read as null columns). */
   val FeaturePartitions: Long = 16L
-  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
-  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions
+
+  /** Reader and writer feature flag: some column's type was widened (files may hold an older,
+    * narrower type, which readers must convert). Once set, every later version keeps it. */
+  val FeatureTypeWidening: Long = 64L
+  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureTypeWidening
+  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureTypeWidening
 
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"

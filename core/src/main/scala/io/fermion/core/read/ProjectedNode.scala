@@ -2,7 +2,7 @@ package io.fermion.core.read
 
 import java.util.Locale
 
-import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeException}
+import io.fermion.core.schema.{FermionField, FermionType, TypeWidening, UnsupportedColumnTypeException}
 
 /** The part of one column a reader decodes: `field` is the file's node with only the selected
   * children, `firstStream` the index of the node's first stream in the column's CMB. Pruned
@@ -39,10 +39,12 @@ private[core] object ProjectedNode {
 
   /** The column restricted to `requested`, a tree of the same shape naming the struct fields to
     * keep (matched case-insensitively). A struct with no requested children keeps its first one so
-    * that its validity has a vector to travel with. Types of the kept leaves must match. */
-  def prune(field: FermionField, requested: FermionField): ProjectedNode = {
+    * that its validity has a vector to travel with. Types of the kept leaves must match; with
+    * `widening`, a file's type may also be one the requested type widens ([[TypeWidening]]): the
+    * node keeps the file's types, and the reader converts what it decodes. */
+  def prune(field: FermionField, requested: FermionField, widening: Boolean = false): ProjectedNode = {
     def go(f: FermionField, r: FermionField, first: Int): ProjectedNode = {
-      if (f.dataType != r.dataType)
+      if (f.dataType != r.dataType && !(widening && TypeWidening.allowed(f.dataType, r.dataType)))
         throw new UnsupportedColumnTypeException(
           r.name,
           r.dataType.toString,
