@@ -141,7 +141,9 @@ class TypeWideningSuite extends AnyFunSuite {
     val w = FermionFileWriter.create(path, conf, schema, opts)
     val root = VectorSchemaRoot.create(ArrowSchemaMapping.toArrow(schema), TestFiles.allocator)
     try {
-      schema.fields.indices.foreach(c => fill(root.getVector(c), ids.map(id => value(schema.fields(c).name, id.toLong))))
+      schema.fields.indices.foreach(c =>
+        fill(root.getVector(c), ids.map(id => value(schema.fields(c).name, id.toLong)))
+      )
       root.setRowCount(ids.size)
       w.write(root)
     } finally { root.close(); w.close() }
@@ -170,12 +172,20 @@ class TypeWideningSuite extends AnyFunSuite {
     case (_, null) => null
     case ("s", l: Long) => Integer.valueOf(l.toInt)
     case ("f", d: Double) => ("double", java.lang.Double.doubleToRawLongBits(d))
-    case ("dt", l: Long) => java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(l, 1000000L), (Math.floorMod(l, 1000000L) * 1000).toInt, java.time.ZoneOffset.UTC)
+    case ("dt", l: Long) => java.time.LocalDateTime.ofEpochSecond(
+        Math.floorDiv(l, 1000000L),
+        (Math.floorMod(l, 1000000L) * 1000).toInt,
+        java.time.ZoneOffset.UTC
+      )
     case ("st", s: Seq[_]) =>
-      scala.collection.immutable.Map("x" -> s(0), "y" -> s(1)).collect { case (k, x) if x != null => k -> x.asInstanceOf[AnyRef] }
+      scala.collection.immutable.Map("x" -> s(0), "y" -> s(1)).collect {
+        case (k, x) if x != null => k -> x.asInstanceOf[AnyRef]
+      }
     case ("arr", s: Seq[_]) => s.map(_.asInstanceOf[AnyRef]).toIndexedSeq
     case ("m", s: Seq[_]) =>
-      s.map { case (k: String, x: Long) => scala.collection.immutable.Map("key" -> k, "value" -> Integer.valueOf(x.toInt)) }.toIndexedSeq
+      s.map { case (k: String, x: Long) =>
+        scala.collection.immutable.Map("key" -> k, "value" -> Integer.valueOf(x.toInt))
+      }.toIndexedSeq
     case (_, o) => o.asInstanceOf[AnyRef]
   }
 
@@ -264,7 +274,8 @@ class TypeWideningSuite extends AnyFunSuite {
       val scan = s.scanBuilder().build()
       for (byAddress <- Seq(true, false)) {
         val b =
-          if (byAddress) scan.takeAddresses(picks.map(all(_).last.asInstanceOf[java.lang.Long].longValue).toArray, conf, allocator)
+          if (byAddress)
+            scan.takeAddresses(picks.map(all(_).last.asInstanceOf[java.lang.Long].longValue).toArray, conf, allocator)
           else scan.takePositions(picks.map(_.toLong).toArray, conf, allocator)
         try {
           val cs = scan.fields.indices.map(i => TestFiles.column(b.vector(i)))
@@ -318,16 +329,22 @@ class TypeWideningSuite extends AnyFunSuite {
       "f" -> Float64
     ))
     def op(readVersion: Long) =
-      Operation.AppendWithSchema(Operation.Project(merged, "merge schema"), append(ds, data, 3000 until 4000, readVersion))
+      Operation.AppendWithSchema(
+        Operation.Project(merged, "merge schema"),
+        append(ds, data, 3000 until 4000, readVersion)
+      )
     // Another schema change committed after version 1 was read: the append conflicts.
     ds.updateSchema().renameColumn("b", "bb").commit()
     intercept[FermionCommitConflictException](ds.commit(1, op(1)))
     // Read at the latest version, it commits: one version with the rows and the new schema.
     val v2 = ds.manifest(2)
-    val m = ds.commit(2, Operation.AppendWithSchema(
-      Operation.Project(TypeWidening.merge(v2.schema, data), "merge schema"),
-      append(ds, data, 3000 until 4000, 2)
-    ))
+    val m = ds.commit(
+      2,
+      Operation.AppendWithSchema(
+        Operation.Project(TypeWidening.merge(v2.schema, data), "merge schema"),
+        append(ds, data, 3000 until 4000, 2)
+      )
+    )
     assert(m.version == 3 && m.operation == "append_with_schema")
     assert((m.readerFeatures & Manifest.FeatureTypeWidening) != 0)
     assert(m.schema.fields.map(_.name) == Seq("id", "bb", "s", "i", "f"))

@@ -633,7 +633,9 @@ object FermionDataset {
     val partitionFlag = if (applied.partitionSpec.nonEmpty) Manifest.FeaturePartitions else 0L
     // Type widening stays once set: files of the older type may be in this version or come back
     // (restore). Replacing operations start field ids afresh: their ids say nothing about the base's.
-    val widens = !op.isInstanceOf[Operation.Replacing] && TypeWidening.widened(base.schema, applied.schema)
+    // An append's files may also hold a type older than the dataset's (written as the data had it).
+    val widens = !op.isInstanceOf[Operation.Replacing] && base.version > 0 &&
+      (base.schema +: Operation.writtenSchema(op).toSeq).exists(TypeWidening.widened(_, applied.schema))
     val widenFlag =
       if ((base.readerFeatures & Manifest.FeatureTypeWidening) != 0 || widens)
         Manifest.FeatureTypeWidening

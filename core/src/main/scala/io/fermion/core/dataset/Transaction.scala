@@ -200,6 +200,16 @@ object Operation {
     def apply(base: Manifest): Manifest = append.apply(project.apply(base))
   }
 
+  /** The schema the new data files of `op` were written with, when it adds rows to a dataset
+    * (their types may be older than the dataset's: see [[io.fermion.core.schema.TypeWidening]]). */
+  def writtenSchema(op: Operation): Option[FermionSchema] = op match {
+    case a: Append => Some(a.schema)
+    case u: Update => Some(u.append.schema)
+    case a: AppendWithSchema => Some(a.append.schema)
+    case r: ReplacePartitions => Some(r.schema)
+    case _ => None
+  }
+
   /** What a committed operation is, for the conflict rules: an [[Update]] is its delete and its
     * append, an [[AppendWithSchema]] its project and its append. */
   def parts(op: Operation): Seq[Operation] = op match {

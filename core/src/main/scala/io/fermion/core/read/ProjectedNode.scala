@@ -40,8 +40,9 @@ private[core] object ProjectedNode {
   /** The column restricted to `requested`, a tree of the same shape naming the struct fields to
     * keep (matched case-insensitively). A struct with no requested children keeps its first one so
     * that its validity has a vector to travel with. Types of the kept leaves must match; with
-    * `widening`, a file's type may also be one the requested type widens ([[TypeWidening]]): the
-    * node keeps the file's types, and the reader converts what it decodes. */
+    * `widening` (a dataset's files), a file's type may also be one the requested type widens
+    * ([[TypeWidening]]) and a requested struct field may be missing: the node keeps the file's
+    * types and fields, and the reader converts what it decodes. */
   def prune(field: FermionField, requested: FermionField, widening: Boolean = false): ProjectedNode = {
     def go(f: FermionField, r: FermionField, first: Int): ProjectedNode = {
       if (f.dataType != r.dataType && !(widening && TypeWidening.allowed(f.dataType, r.dataType)))
@@ -60,7 +61,9 @@ private[core] object ProjectedNode {
             wanted.get(c.name.toLowerCase(Locale.ROOT)).map(rc => go(c, rc, start))
           }
           val missing = wanted.keySet -- f.children.map(_.name.toLowerCase(Locale.ROOT))
-          if (missing.nonEmpty)
+          // A dataset's struct may have gained fields since the file was written (mergeSchema):
+          // they read null there (the reader adds them).
+          if (missing.nonEmpty && !widening)
             throw new UnsupportedColumnTypeException(
               s"${r.name}.${missing.head}",
               "?",

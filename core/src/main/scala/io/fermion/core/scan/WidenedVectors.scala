@@ -11,8 +11,9 @@ import org.apache.arrow.vector.types.pojo.{Field, FieldType}
 /** Values of a file written before a column's type was widened ([[TypeWidening]]), converted to
   * the dataset's type as they are read: integers to the wider integer, floats to doubles, decimals
   * rescaled, dates to the microsecond of their midnight (as Spark casts a date to timestamp_ntz).
-  * Structs, lists and maps keep their validity and offsets; only the nodes whose type changed are
-  * copied, the others move over as they are. */
+  * Struct fields added since the file was written (a `mergeSchema` append) read null. Structs,
+  * lists and maps keep their validity and offsets; only the nodes whose type changed are copied,
+  * the others move over as they are. */
 private[core] object WidenedVectors {
 
   /** `v`, decoded as the file's `stored` node, with the types of `wanted`: `v` itself when no type
@@ -35,34 +36,32 @@ private[core] object WidenedVectors {
     } catch { case e: Throwable => out.close(); throw e }
   }
 
-  /** The Arrow field of `f` (a vector's) with the types of `wanted` where they differ. */
+  /** The Arrow field of `f` (a vector's, decoded as `stored`) read as `wanted`: the wanted types,
+    * and a struct's fields in `wanted`'s order (fields the file lacks added, others dropped). */
   private def target(f: Field, stored: FermionField, wanted: FermionField): Field = {
-    def kids(fs: Seq[Field], pairs: Seq[(Field, Option[(FermionField, FermionField)])]) =
-      pairs.map { case (c, p) => p.map { case (s, w) => target(c, s, w) }.getOrElse(c) }.asJava
+    val cs = f.getChildren.asScala.toIndexedSeq
     stored.dataType match {
-      case FermionType.Struct | FermionType.List =>
-        val cs = f.getChildren.asScala.toSeq
-        new Field(f.getName, f.getFieldType, kids(cs, cs.zip(stored.children).map { case (c, s) => c -> matched(s, stored, wanted) }))
+      case FermionType.Struct =>
+        val kids = wanted.children.map { w =>
+          val i = stored.children.indexWhere(_.name.equalsIgnoreCase(w.name))
+          if (i >= 0) target(cs(i), stored.children(i), w) else ArrowSchemaMapping.toArrowField(w.copy(nullable = true))
+        }
+        new Field(f.getName, f.getFieldType, kids.asJava)
+      case FermionType.List =>
+        new Field(f.getName, f.getFieldType, java.util.List.of(target(cs(0), stored.children(0), wanted.children(0))))
       case FermionType.Map =>
-        val entries = f.getChildren.get(0)
-        val kv = entries.getChildren.asScala.toSeq
-        val e = new Field(entries.getName, entries.getFieldType, kids(kv, kv.zip(stored.children).map { case (c, s) =>
-          c -> matched(s, stored, wanted)
-        }))
-        new Field(f.getName, f.getFieldType, java.util.List.of(e))
+        val kv = cs(0).getChildren.asScala.toIndexedSeq
+        val entries = new Field(
+          cs(0).getName,
+          cs(0).getFieldType,
+          kv.indices.map(k => target(kv(k), stored.children(k), wanted.children(k))).asJava
+        )
+        new Field(f.getName, f.getFieldType, java.util.List.of(entries))
       case _ =>
         val t = ArrowSchemaMapping.toArrowField(wanted.copy(name = f.getName)).getType
         new Field(f.getName, new FieldType(f.isNullable, t, f.getFieldType.getDictionary, f.getMetadata), null)
     }
   }
-
-  /** The pair of `child` (of `stored`) and what `wanted` makes of it, when it changes. */
-  private def matched(
-      child: FermionField,
-      stored: FermionField,
-      wanted: FermionField
-  ): Option[(FermionField, FermionField)] =
-    TypeWidening.children(stored, wanted).find(_._1 eq child).filter { case (s, w) => TypeWidening.differs(s, w) }
 
   private def convert(v: FieldVector, stored: FermionField, wanted: FermionField, a: BufferAllocator): FieldVector = {
     val n = v.getValueCount
@@ -72,31 +71,24 @@ private[core] object WidenedVectors {
       out.allocateNew()
       stored.dataType match {
         case FermionType.Struct =>
-          val (src, dst) = (v.asInstanceOf[StructVector], out.asInstanceOf[StructVector])
-          while (dst.getValueCapacity < n) dst.reAlloc()
-          dst.getValidityBuffer.setBytes(0, src.getValidityBuffer, 0, (n + 7) / 8)
-          stored.children.indices.foreach { i =>
-            moveChild(src.getChildByOrdinal(i).asInstanceOf[FieldVector], dst.getChildByOrdinal(i).asInstanceOf[FieldVector], stored.children(i), stored, wanted, a)
-          }
-          dst.setValueCount(n)
+          structInto(v.asInstanceOf[StructVector], out.asInstanceOf[StructVector], stored, wanted, a, byName = true)
         case FermionType.List | FermionType.Map =>
           val (src, dst) = (v.asInstanceOf[ListVector], out.asInstanceOf[ListVector])
           while (dst.getValueCapacity < n) dst.reAlloc()
           dst.getValidityBuffer.setBytes(0, src.getValidityBuffer, 0, (n + 7) / 8)
-          dst.getOffsetBuffer.setBytes(0, src.getOffsetBuffer, 0, (n + 1).toLong * org.apache.arrow.vector.complex.BaseRepeatedValueVector.OFFSET_WIDTH)
+          dst.getOffsetBuffer.setBytes(
+            0,
+            src.getOffsetBuffer,
+            0,
+            (n + 1).toLong * org.apache.arrow.vector.complex.BaseRepeatedValueVector.OFFSET_WIDTH
+          )
           if (stored.dataType == FermionType.List)
-            moveChild(src.getDataVector, dst.getDataVector, stored.children.head, stored, wanted, a)
+            move(src.getDataVector, dst.getDataVector, stored.children.head, wanted.children.head, a)
           else {
-            // A map's entries: a struct of key and value.
+            // A map's entries: a struct of key and value, matched by position.
             val (se, de) = (src.getDataVector.asInstanceOf[StructVector], dst.getDataVector.asInstanceOf[StructVector])
-            val m = se.getValueCount
-            de.setInitialCapacity(m); de.allocateNew()
-            while (de.getValueCapacity < m) de.reAlloc()
-            de.getValidityBuffer.setBytes(0, se.getValidityBuffer, 0, (m + 7) / 8)
-            stored.children.indices.foreach { i =>
-              moveChild(se.getChildByOrdinal(i).asInstanceOf[FieldVector], de.getChildByOrdinal(i).asInstanceOf[FieldVector], stored.children(i), stored, wanted, a)
-            }
-            de.setValueCount(m)
+            de.setInitialCapacity(se.getValueCount); de.allocateNew()
+            structInto(se, de, stored, wanted, a, byName = false)
           }
           dst.setLastSet(n - 1)
           dst.setValueCount(n)
@@ -106,21 +98,45 @@ private[core] object WidenedVectors {
     } catch { case t: Throwable => out.close(); throw t }
   }
 
-  /** Child `child` of `stored` from `src` into `dst`: converted when its type changes, else moved. */
-  private def moveChild(
+  /** Struct `src` (fields of `stored`) into `dst` (fields of `wanted`): the validity copied, each
+    * wanted field moved or converted from the stored one (by name, or by position), or all null. */
+  private def structInto(
+      src: StructVector,
+      dst: StructVector,
+      stored: FermionField,
+      wanted: FermionField,
+      a: BufferAllocator,
+      byName: Boolean
+  ): Unit = {
+    val n = src.getValueCount
+    while (dst.getValueCapacity < n) dst.reAlloc()
+    dst.getValidityBuffer.setBytes(0, src.getValidityBuffer, 0, (n + 7) / 8)
+    wanted.children.indices.foreach { j =>
+      val w = wanted.children(j)
+      val i = if (byName) stored.children.indexWhere(_.name.equalsIgnoreCase(w.name)) else j
+      val into = dst.getChildByOrdinal(j).asInstanceOf[FieldVector]
+      if (i >= 0) move(src.getChildByOrdinal(i).asInstanceOf[FieldVector], into, stored.children(i), w, a)
+      else { // a field added since the file was written: null in every row
+        into.setInitialCapacity(n); into.allocateNew(); into.setValueCount(n)
+      }
+    }
+    dst.setValueCount(n)
+  }
+
+  /** `src` (decoded as `stored`) into `dst` (of `wanted`'s types): converted where they differ,
+    * else its buffers moved over. */
+  private def move(
       src: FieldVector,
       dst: FieldVector,
-      child: FermionField,
       stored: FermionField,
       wanted: FermionField,
       a: BufferAllocator
-  ): Unit = matched(child, stored, wanted) match {
-    case Some((s, w)) =>
-      val converted = convert(src, s, w, a)
+  ): Unit =
+    if (TypeWidening.differs(stored, wanted)) {
+      val converted = convert(src, stored, wanted, a)
       try converted.makeTransferPair(dst).transfer()
       finally converted.close()
-    case None => src.makeTransferPair(dst).transfer()
-  }
+    } else src.makeTransferPair(dst).transfer()
 
   private val MicrosPerDay = 86400L * 1000 * 1000
 

@@ -38,19 +38,18 @@ object TypeWidening {
     case _ => false
   }
 
-  /** Whether some node of `wanted` has another type than the `stored` node it reads (children of
-    * structs matched by name, of lists and maps by position). */
+  /** Whether what a file stores as `stored` must be converted to read as `wanted`: some node has
+    * another type, or a struct of `wanted` has a field `stored` lacks (added since; read null).
+    * Children of structs are matched by name (case-insensitive), of lists and maps by position. */
   def differs(stored: FermionField, wanted: FermionField): Boolean =
-    stored.dataType != wanted.dataType || children(stored, wanted).exists { case (s, w) => differs(s, w) }
+    stored.dataType != wanted.dataType || (stored.dataType match {
+      case Struct => wanted.children.exists(w => storedChild(stored, w).forall(s => differs(s, w)))
+      case _ => stored.children.zip(wanted.children).exists { case (s, w) => differs(s, w) }
+    })
 
-  /** The pairs of children of two nodes of the same type: struct fields by name (case-insensitive),
-    * list elements and map keys and values by position. */
-  def children(stored: FermionField, wanted: FermionField): IndexedSeq[(FermionField, FermionField)] =
-    stored.dataType match {
-      case Struct =>
-        stored.children.flatMap(s => wanted.children.find(_.name.equalsIgnoreCase(s.name)).map(s -> _))
-      case _ => stored.children.zip(wanted.children)
-    }
+  /** The child of struct `stored` that `wanted` (a child of the wanted struct) reads, if any. */
+  def storedChild(stored: FermionField, wanted: FermionField): Option[FermionField] =
+    stored.children.find(_.name.equalsIgnoreCase(wanted.name))
 
   /** Whether two schemas of one dataset give some field id two different types: a schema that
     * widened the other. */
@@ -99,7 +98,8 @@ object TypeWidening {
 
   /** The schema an append with `mergeSchema` leaves: `base` with the types of same-named fields of
     * `data` where they are wider, and the fields `data` has and `base` lacks added after the others
-    * (top level and in structs, new fields nullable). `data` carries `base`'s field ids and fresh
+    * (top level and in structs, new fields nullable). A nullable top-level column `data` lacks
+    * stays (its rows read null there); a struct field it lacks, or a NOT NULL column, fails. `data` carries `base`'s field ids and fresh
     * ones for new fields (`dataset.SchemaIds.assignFrom`). A field `data` has with a type that is
     * neither the same, wider nor narrower fails, naming the column and both types. */
   def merge(base: FermionSchema, data: FermionSchema): FermionSchema = {
@@ -116,8 +116,13 @@ object TypeWidening {
         else fail(path, b.dataType, d.dataType)
       val kids = b.dataType match {
         case Struct =>
+          // A file's struct must have every field the dataset's has (readers find them by name).
           val kept = b.children.map(c =>
-            d.children.find(_.name.equalsIgnoreCase(c.name)).map(go(c, _, s"$path.${c.name}")).getOrElse(c)
+            d.children.find(_.name.equalsIgnoreCase(c.name)).map(go(c, _, s"$path.${c.name}")).getOrElse(
+              throw new IllegalArgumentException(
+                s"Cannot merge the schema: the data lacks struct field `$path.${c.name}`"
+              )
+            )
           )
           kept ++ d.children.filterNot(c => b.children.exists(_.name.equalsIgnoreCase(c.name)))
             .map(nullableTree)
@@ -131,7 +136,16 @@ object TypeWidening {
       }
       b.copy(dataType = t, children = kids)
     }
-    val kept = base.fields.map(f => data.indexOf(f.name).map(i => go(f, data.fields(i), f.name)).getOrElse(f))
+    val kept = base.fields.map { f =>
+      data.indexOf(f.name).map(i => go(f, data.fields(i), f.name)).getOrElse {
+        // A column the data lacks reads null in its rows: only where the dataset allows nulls.
+        if (!f.nullable)
+          throw new IllegalArgumentException(
+            s"Cannot merge the schema: the data lacks column `${f.name}`, which is NOT NULL"
+          )
+        f
+      }
+    }
     FermionSchema(kept ++ data.fields.filter(f => base.indexOf(f.name).isEmpty).map(nullableTree))
   }
 
