@@ -78,6 +78,15 @@ def test_alter_column_type_reads_old_files_widened_same_as_parquet_cast(spark, t
                       "dt = timestamp_ntz'2020-01-03 00:00:00'", "d < 5.5", "f > 150.25", "st.x > 5000",
                       "i IS NULL", "s IN (70100, -29989)"]:
         assert rows_of(table.where(condition)) == rows_of(reference.where(condition)), condition
+    # Aggregates (answered from file statistics where they compare) and take by position.
+    aggregates = "min(b), max(b), min(s), max(i), min(dt), max(dt), min(d), max(d), count(i), count(*)"
+    assert rows_of(table.selectExpr(*aggregates.split(", "))) == rows_of(reference.selectExpr(*aggregates.split(", ")))
+    # (Without `arr` and `m`: take of arrays or maps holding null elements fails in Spark's row
+    # copy, widened or not; core's TypeWideningSuite takes widened elements and values.)
+    columns = [c for c in reference.columns if c not in ("arr", "m")]
+    taken = FermionDataset(spark, path).take(range(2500), columns).select(*columns)  # without _rowaddr, _rowid
+    assert types(taken) == types(reference.select(*columns))
+    assert rows_of(taken) == rows_of(reference.select(*columns))
     # Time travel: version 1 has the old types and values.
     v1 = spark.read.format("fermion").option("versionAsOf", 1).load(path)
     assert types(v1) == types(old) and rows_of(v1) == rows_of(old)

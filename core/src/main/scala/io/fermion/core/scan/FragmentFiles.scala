@@ -77,6 +77,12 @@ final private[scan] class FragmentFiles private (
   ): (FermionType, FieldVector) = {
     val stored = sources(k).schema.fields(c)
     plan.filterTypes.get(name.toLowerCase(Locale.ROOT)).filter(_ != stored.dataType) match {
+      case Some(t) if !TypeWidening.allowed(stored.dataType, t) =>
+        throw new InvalidFermionDatasetException(
+          plan.root,
+          sources(k).path,
+          s"column `$name` does not match the table's type $t: the file stores it as ${stored.dataType}"
+        )
       // A copy: the decoded vector may still be returned as a column (and widened there).
       case Some(t) => t -> WidenedVectors.flatCopy(v, stored.dataType, t, allocator)
       case None => stored.dataType -> v
