@@ -95,6 +95,14 @@ def test_alter_column_type_reads_old_files_widened_same_as_parquet_cast(spark, t
     assert "typeWidening" in detail.tableFeatures
     hist = FermionDataset(spark, path).versions().orderBy("version").collect()
     assert [r.operation for r in hist] == ["create"] + ["project"] * len(ALTERS) + ["append"]
+    # UPDATE and DELETE read old files widened and write the new types.
+    spark.sql("UPDATE widen_t SET i = i + 5000000000, dt = dt + INTERVAL 1 HOUR WHERE id % 10 = 3")
+    spark.sql("DELETE FROM widen_t WHERE id % 10 = 4")
+    reference = reference.selectExpr(
+        *[c if c not in ("i", "dt") else
+          f"if(id % 10 = 3, {c} + {'5000000000' if c == 'i' else 'INTERVAL 1 HOUR'}, {c}) as {c}"
+          for c in reference.columns]).where("id % 10 != 4")
+    assert rows_of(spark.table("widen_t")) == rows_of(reference)
     # Compaction rewrites old files in the new types; the rows stay.
     FermionDataset(spark, path).compact(target_rows=10_000)
     assert rows_of(spark.read.format("fermion").load(path)) == rows_of(reference)

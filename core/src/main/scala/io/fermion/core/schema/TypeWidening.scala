@@ -48,7 +48,7 @@ object TypeWidening {
     })
 
   /** The child of struct `stored` that `wanted` (a child of the wanted struct) reads, if any. */
-  def storedChild(stored: FermionField, wanted: FermionField): Option[FermionField] =
+  private def storedChild(stored: FermionField, wanted: FermionField): Option[FermionField] =
     stored.children.find(_.name.equalsIgnoreCase(wanted.name))
 
   /** Whether two schemas of one dataset give some field id two different types: a schema that
