@@ -154,6 +154,15 @@ class FermionDataset:
         """Renames a top-level column (metadata only); returns the new version."""
         return int(self._jvm.renameColumn(self.path, old, new))
 
+    def change_column_type(self, column: str, data_type: str) -> int:
+        """Widens a column's type (metadata only; files keep the old type and are read converted):
+        byte -> short -> int -> long, float -> double, decimal precision up keeping the integer
+        digits, date -> timestamp_ntz. ``column`` as SQL names it (``"s.x"`` for a struct field,
+        ``"a.element"`` / ``"m.value"`` for list elements and map values), ``data_type`` as SQL
+        spells it (``"bigint"``). Other changes fail naming the column and both types. Returns the
+        new version."""
+        return int(self._jvm.changeColumnType(self._spark._jsparkSession, self.path, column, data_type))
+
     def compact(self, target_rows: int = 1_000_000) -> int:
         """Rewrites small fragments and fragments with deleted rows into fragments of about
         ``target_rows`` rows (a Spark job, shown in the UI); returns the version after it."""

@@ -36,7 +36,8 @@ class RowIdSuite extends AnyFunSuite {
         var next = rnd.nextInt(1000).toLong
         for (_ <- 0 until rnd.nextInt(8)) {
           val n = 1 + rnd.nextInt(10)
-          if (rnd.nextBoolean()) (0 until n).foreach(i => b += next + i) else (0 until n).foreach(_ => b += rnd.nextInt(1 << 20).toLong)
+          if (rnd.nextBoolean()) (0 until n).foreach(i => b += next + i)
+          else (0 until n).foreach(_ => b += rnd.nextInt(1 << 20).toLong)
           next += n + rnd.nextInt(3)
         }
         b.result()
@@ -60,7 +61,8 @@ class RowIdSuite extends AnyFunSuite {
     val wrong = FermionDataset.emptyManifest.copy(
       version = 1,
       schema = schema,
-      fragments = IndexedSeq(Fragment(1, 3, IndexedSeq.empty, None, Some(RowIds.Listed(RowIdSequence.of(Array(1L, 9L))))))
+      fragments =
+        IndexedSeq(Fragment(1, 3, IndexedSeq.empty, None, Some(RowIds.Listed(RowIdSequence.of(Array(1L, 9L))))))
     )
     val e = intercept[InvalidFermionDatasetException](ManifestCodec.decode(ManifestCodec.encode(wrong), "ds", "m"))
     assert(e.getMessage.contains("holds 2 row ids for 3 rows"), e.getMessage)
@@ -69,7 +71,10 @@ class RowIdSuite extends AnyFunSuite {
   private def writeRows(ds: FermionDataset, rows: Seq[(Long, String)]): DataFile = {
     val (rel, path) = ds.newDataFile()
     val w = FermionFileWriter.create(path, conf, schema, opts)
-    val root = NestedData.root(schema.fields.map(ArrowSchemaMapping.toArrowField), rows.map(r => IndexedSeq(r._1, r._2)).toIndexedSeq)
+    val root = NestedData.root(
+      schema.fields.map(ArrowSchemaMapping.toArrowField),
+      rows.map(r => IndexedSeq(r._1, r._2)).toIndexedSeq
+    )
     try w.write(root)
     finally { root.close(); w.close() }
     DataFile(rel, schema.fields.map(_.fieldId))
@@ -135,7 +140,10 @@ class RowIdSuite extends AnyFunSuite {
   private def check(ds: FermionDataset, expected: Map[Long, String], at: ReadAt = ReadAt.Latest): Unit = {
     val snapshot = Snapshot.open(ds.name, conf, at)
     val rows = scanRows(snapshot)
-    assert(rows.forall(r => r._3 == r._1), s"_rowid differs from the id first given: ${rows.filter(r => r._3 != r._1).take(5)}")
+    assert(
+      rows.forall(r => r._3 == r._1),
+      s"_rowid differs from the id first given: ${rows.filter(r => r._3 != r._1).take(5)}"
+    )
     assert(rows.map(r => r._1 -> r._2).toMap == expected && rows.size == expected.size)
     val rnd = new Random(expected.size)
     val ids = Array.fill(300)(expected.keys.toIndexedSeq(rnd.nextInt(expected.size)))
@@ -149,7 +157,11 @@ class RowIdSuite extends AnyFunSuite {
       val rows = keys.map(k => k.toLong -> s"v$k")
       expected ++= rows
       val file = writeRows(ds, rows)
-      ds.commit(ds.latestVersion().getOrElse(0L), Operation.Append(schema, IndexedSeq(Fragment(0, rows.size.toLong, IndexedSeq(file), None))), stable)
+      ds.commit(
+        ds.latestVersion().getOrElse(0L),
+        Operation.Append(schema, IndexedSeq(Fragment(0, rows.size.toLong, IndexedSeq(file), None))),
+        stable
+      )
     }
     append(0 until 1000)
     val v2 = append(1000 until 2000)

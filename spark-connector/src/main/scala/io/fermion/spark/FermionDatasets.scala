@@ -437,6 +437,22 @@ object FermionDatasets {
   def renameColumn(path: String, from: String, to: String): Long =
     openForChange(path).updateSchema().renameColumn(from, to).commit().version
 
+  /** Widens the type of column `path` (a top-level name, then struct field names; `element` and
+    * `value` for a list's elements and a map's values) to `dataType`: byte -> short -> int -> long,
+    * float -> double, decimal precision up keeping integer digits, date -> timestamp_ntz. No data is
+    * rewritten; other changes fail naming the column and both types. Returns the new version. */
+  def changeColumnType(path: String, column: Seq[String], dataType: org.apache.spark.sql.types.DataType): Long = {
+    val to = SparkTypeMapping.toFermionField(org.apache.spark.sql.types.StructField(column.last, dataType)).dataType
+    openForChange(path).updateSchema().changeColumnType(column, to).commit().version
+  }
+
+  /** [[changeColumnType]] with the column as SQL names it (`a.b`, quoted with backticks where
+    * needed) and the type as SQL spells it (`bigint`, `decimal(12,2)`). */
+  def changeColumnType(spark: SparkSession, path: String, column: String, dataType: String): Long = {
+    val parser = spark.sessionState.sqlParser
+    changeColumnType(path, parser.parseMultipartIdentifier(column), parser.parseDataType(dataType))
+  }
+
   /** Rewrites small fragments and fragments with deleted rows into fragments of about `targetRows`
     * rows ([[Compaction]]), one Spark task per output file; returns the new version, or the current
     * one when nothing needed compacting. Readers of older versions are unaffected. */

@@ -37,7 +37,12 @@ object FermionOptions {
   }
 
   def writerOptions(options: Map[String, String]): WriterOptions = {
-    OptionRegistry.checkKnown(options, Set(OptionScope.Write, OptionScope.Dataset), SparkKeys)
+    // `mergeSchema` is a read option that appends take too (checked where the write is planned).
+    OptionRegistry.checkKnown(
+      options,
+      Set(OptionScope.Write, OptionScope.Dataset),
+      SparkKeys + OptionRegistry.MergeSchema.key
+    )
     WriterOptions.parse(options)
   }
 

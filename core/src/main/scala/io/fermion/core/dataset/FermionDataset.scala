@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets
 import java.util.UUID
 
 import io.fermion.core.expr.{ConstantFilter, FilterExpr, FilterValue}
-import io.fermion.core.schema.{FermionField, FermionSchema}
+import io.fermion.core.schema.{FermionField, FermionSchema, TypeWidening}
 import io.fermion.core.storage.{FileSystems, FileWrites, HadoopInputFile}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
@@ -146,7 +146,7 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
     )
   }
 
-  /** Schema changes that rewrite no data (add nullable columns, drop, rename), committed together. */
+  /** Schema changes that rewrite no data (add nullable columns, drop, rename, widen types), committed together. */
   def updateSchema(): SchemaUpdate = new SchemaUpdate(this)
 
   // ---- tags ----
@@ -682,12 +682,21 @@ object FermionDataset {
     val rowIdFlag = (if (rowIds) Manifest.FeatureStableRowIds else 0L) |
       (if (listedIds) Manifest.FeatureRowIdSequences else 0L)
     val partitionFlag = if (applied.partitionSpec.nonEmpty) Manifest.FeaturePartitions else 0L
+    // Type widening stays once set: files of the older type may be in this version or come back
+    // (restore). Replacing operations start field ids afresh: their ids say nothing about the base's.
+    // An append's files may also hold a type older than the dataset's (written as the data had it).
+    val widens = !op.isInstanceOf[Operation.Replacing] && base.version > 0 &&
+      (base.schema +: Operation.writtenSchema(op).toSeq).exists(TypeWidening.widened(_, applied.schema))
+    val widenFlag =
+      if ((base.readerFeatures & Manifest.FeatureTypeWidening) != 0 || widens)
+        Manifest.FeatureTypeWidening
+      else 0L
     if (applied.partitionSpec.nonEmpty) checkPartitioned(applied)
     applied.copy(
       version = base.version + 1,
       timestampMillis = math.max(System.currentTimeMillis(), base.timestampMillis + 1),
-      readerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag,
-      writerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag,
+      readerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag | widenFlag,
+      writerFeatures = (if (deletions) Manifest.FeatureDeletionFiles else 0L) | rowIdFlag | partitionFlag | widenFlag,
       maxFragmentId = (base.maxFragmentId +: fragmentIds).max,
       nextRowId = nextRowId,
       transactionFile = txnName,

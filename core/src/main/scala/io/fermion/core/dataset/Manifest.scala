@@ -54,8 +54,14 @@ object Manifest {
   /** Reader and writer feature flag: some fragment lists its row ids (`rowIdKind` 2 or 3) rather
     * than giving the first of a range. */
   val FeatureRowIdSequences: Long = 32L
-  val KnownReaderFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences
-  val KnownWriterFeatures: Long = FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences
+
+  /** Reader and writer feature flag: some column's type was widened (files may hold an older,
+    * narrower type, which readers must convert). Once set, every later version keeps it. */
+  val FeatureTypeWidening: Long = 64L
+  val KnownReaderFeatures: Long =
+    FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences | FeatureTypeWidening
+  val KnownWriterFeatures: Long =
+    FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences | FeatureTypeWidening
 
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"

@@ -2,16 +2,18 @@ package io.fermion.core.dataset
 
 import java.util.Locale
 
-import io.fermion.core.schema.{FermionField, FermionSchema}
+import io.fermion.core.schema.{FermionField, FermionSchema, FermionType, TypeWidening}
 
 /** Schema changes that rewrite no data, committed together as one version
   * ([[Operation.Project]]): new nullable columns (existing rows read null), dropped columns (their
   * data stays in the files, unreachable, until compaction), renamed top-level columns (files are
-  * matched by field id, so the data follows the new name).
+  * matched by field id, so the data follows the new name), widened column types (files keep the
+  * old type and are read converted).
   * {{{
   * dataset.updateSchema()
   *   .addColumn(FermionField("score", -1, FermionType.Float64, nullable = true))
   *   .renameColumn("ts", "event_time")
+  *   .changeColumnType("id", FermionType.Int64)
   *   .dropColumns("debug")
   *   .commit()
   * }}}
@@ -62,6 +64,26 @@ final class SchemaUpdate private[dataset] (dataset: FermionDataset) {
     described :+= s"rename column $from to $to"
     this
   }
+
+  /** Widens the type of a column ([[TypeWidening]]: byte -> short -> int -> long, float -> double,
+    * decimal precision up with integer digits kept, date -> timestamp_ntz). `path` is a top-level
+    * column, then struct field names (`element` for a list's elements, `value` for a map's values).
+    * No data is rewritten: files written before keep the old type and are read widened. Any other
+    * change fails, naming the column and both types. */
+  def changeColumnType(path: Seq[String], to: FermionType): SchemaUpdate = {
+    changes :+= { (m: Manifest) => (s: FermionSchema) =>
+      s.indexOf(path.head).map(s.fields).filter(f => m.partitionSpec.contains(f.fieldId)).foreach { f =>
+        fail(s"Cannot change the type of `${f.name}`: the dataset is partitioned by it")
+      }
+      try TypeWidening.change(s, path, to)
+      catch { case e: IllegalArgumentException => fail(e.getMessage) }
+    }
+    described :+= s"change type of ${path.mkString(".")} to $to"
+    this
+  }
+
+  /** [[changeColumnType]] of a top-level column. */
+  def changeColumnType(name: String, to: FermionType): SchemaUpdate = changeColumnType(Seq(name), to)
 
   private def fail(why: String): Nothing =
     throw new IllegalArgumentException(s"$why (Fermion dataset at ${dataset.name})")

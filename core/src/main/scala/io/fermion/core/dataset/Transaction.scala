@@ -189,9 +189,32 @@ object Operation {
     def apply(base: Manifest): Manifest = append.apply(delete.apply(base))
   }
 
-  /** What a committed operation is, for the conflict rules: an [[Update]] is its delete and its append. */
+  /** An append that changes the schema (`mergeSchema`): `project` gives the dataset the columns
+    * the data adds and the types it widens, `append` adds the data, in one version. It conflicts
+    * where either part would (a schema changed meanwhile, an overwrite); a committed one is judged
+    * as both parts ([[parts]]), so other schema changes conflict with it. */
+  final case class AppendWithSchema(project: Project, append: Append) extends Operation {
+    def name = "append_with_schema"
+    def conflictsWith(other: Operation): Option[String] =
+      project.conflictsWith(other).orElse(append.conflictsWith(other))
+    def apply(base: Manifest): Manifest = append.apply(project.apply(base))
+  }
+
+  /** The schema the new data files of `op` were written with, when it adds rows to a dataset
+    * (their types may be older than the dataset's: see [[io.fermion.core.schema.TypeWidening]]). */
+  def writtenSchema(op: Operation): Option[FermionSchema] = op match {
+    case a: Append => Some(a.schema)
+    case u: Update => Some(u.append.schema)
+    case a: AppendWithSchema => Some(a.append.schema)
+    case r: ReplacePartitions => Some(r.schema)
+    case _ => None
+  }
+
+  /** What a committed operation is, for the conflict rules: an [[Update]] is its delete and its
+    * append, an [[AppendWithSchema]] its project and its append. */
   def parts(op: Operation): Seq[Operation] = op match {
     case u: Update => Seq(u.delete, u.append)
+    case a: AppendWithSchema => Seq(a.project, a.append)
     case other => Seq(other)
   }
 
@@ -259,6 +282,7 @@ private[core] object TransactionCodec {
   private val Restore = 8
   private val ReplacePartitions = 9
   private val Update = 10
+  private val AppendWithSchema = 11
 
   /** Nested filters deeper than this are refused (writers build balanced trees). */
   private val MaxFilterDepth = 1000
@@ -273,6 +297,7 @@ private[core] object TransactionCodec {
     case o: Operation.ReplacePartitions => (o.fragments, o.partitionSpec)
     case o: Operation.Delete => (o.updated, IndexedSeq.empty)
     case o: Operation.Update => (o.delete.updated ++ o.append.fragments, o.append.partitionSpec)
+    case o: Operation.AppendWithSchema => (o.append.fragments, o.append.partitionSpec)
     case o: Operation.Compact => (o.fragments, IndexedSeq.empty)
     case _: Operation.Project | _: Operation.AddColumnFiles => (IndexedSeq.empty, IndexedSeq.empty)
   }
@@ -300,6 +325,9 @@ private[core] object TransactionCodec {
         w.u8(Delete); writeDelete(w, updated, removed, predicate)
       case Operation.Update(Operation.Delete(updated, removed, description), append) =>
         w.u8(Update); writeDelete(w, updated, removed, description)
+        w.bytes(SchemaCodec.encode(append.schema)); ManifestCodec.writeFragments(w, append.fragments)
+      case Operation.AppendWithSchema(Operation.Project(schema, description), append) =>
+        w.u8(AppendWithSchema).bytes(SchemaCodec.encode(schema)).string(description)
         w.bytes(SchemaCodec.encode(append.schema)); ManifestCodec.writeFragments(w, append.fragments)
       case Operation.Project(schema, description) => w.u8(Project).bytes(SchemaCodec.encode(schema)).string(description)
       case Operation.Compact(removed, fs) =>
@@ -403,6 +431,9 @@ private[core] object TransactionCodec {
         val d = r.string("description"); val u = ManifestCodec.readFragments(r); val removed = ids(); val s = schema()
         Some(Operation.Update(Operation.Delete(u, removed, d), Operation.Append(s, ManifestCodec.readFragments(r))))
       case Project => val s = schema(); Some(Operation.Project(s, r.string("description")))
+      case AppendWithSchema =>
+        val s = schema(); val d = r.string("description"); val a = schema()
+        Some(Operation.AppendWithSchema(Operation.Project(s, d), Operation.Append(a, ManifestCodec.readFragments(r))))
       case Compact => val removed = ids(); Some(Operation.Compact(removed, ManifestCodec.readFragments(r)))
       case AddColumnFiles =>
         val s = schema(); val d = r.string("description")
@@ -453,6 +484,8 @@ private[core] object TransactionCodec {
       case Operation.Update(d, a) =>
         val (updated, added) = put(d.updated ++ a.fragments).splitAt(d.updated.size)
         Operation.Update(d.copy(updated = updated), a.copy(fragments = added, partitionSpec = spec))
+      case Operation.AppendWithSchema(p, a) =>
+        Operation.AppendWithSchema(p, a.copy(fragments = put(a.fragments), partitionSpec = spec))
       case o => o
     }
   }

@@ -21,7 +21,7 @@ object VersionChange {
     * this reader does not know): the added fragments hold new versions of earlier rows too. */
   case object Changed extends Kind
 
-  /** The schema changed (`project`, `add_columns`). */
+  /** The schema changed (`project`, `add_columns`, `append_with_schema`: rows added too). */
   case object SchemaChanged extends Kind
 
   /** The change from `previous` (the version before, or the empty manifest) to `current`. */
@@ -34,7 +34,7 @@ object VersionChange {
         case "append" | "create" => Added
         case "compact" => Rewritten
         case "delete" => Deleted
-        case "project" | "add_columns" => SchemaChanged
+        case "project" | "add_columns" | "append_with_schema" => SchemaChanged
         case _ => Changed
       }
     VersionChange(current.version, current.operation, added, kind)

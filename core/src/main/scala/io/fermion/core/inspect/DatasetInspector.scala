@@ -109,6 +109,7 @@ object DatasetInspector {
     case Operation.Delete(updated, removed, predicate) =>
       Some(s"where $predicate (${updated.size} fragments with new deletion files, ${removed.size} removed)")
     case Operation.Project(_, description) => Some(description)
+    case Operation.AppendWithSchema(p, a) => Some(s"${p.description}; ${a.fragments.size} new fragments")
     case Operation.Compact(removed, fs) => Some(s"${removed.size} fragments rewritten into ${fs.size}")
     case Operation.AddColumnFiles(_, files, description) => Some(s"$description (${files.size} column files)")
     case _ => None // operations added later: the manifest's operation name says enough

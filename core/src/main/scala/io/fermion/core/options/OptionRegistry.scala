@@ -207,8 +207,12 @@ object OptionRegistry {
     "mergeSchema",
     Read,
     "`false`",
-    "loose Fermion files (a directory without a dataset): the table's columns are those of every file, not only " +
-      "the first file's (a column a file lacks reads null there; one name with two types is an error)"
+    "reads of loose Fermion files (a directory without a dataset): the table's columns are those of every file, not " +
+      "only the first file's (a column a file lacks reads null there; one name with two types is an error). Also a " +
+      "write option of appends to a dataset (DataFrame `save` by path): columns the data has and the dataset lacks " +
+      "are added at the end (earlier rows read null), and types are widened where the data's are wider " +
+      "(byte -> short -> int -> long, float -> double, decimal precision up keeping integer digits, " +
+      "date -> timestamp_ntz), in the version that adds the rows; a column the data lacks reads null"
   )(bool)
   val VersionAsOf: OptionSpec[Long] = spec(
     "versionAsOf",

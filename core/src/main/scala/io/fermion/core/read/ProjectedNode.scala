@@ -2,7 +2,7 @@ package io.fermion.core.read
 
 import java.util.Locale
 
-import io.fermion.core.schema.{FermionField, FermionType, UnsupportedColumnTypeException}
+import io.fermion.core.schema.{FermionField, FermionType, TypeWidening, UnsupportedColumnTypeException}
 
 /** The part of one column a reader decodes: `field` is the file's node with only the selected
   * children, `firstStream` the index of the node's first stream in the column's CMB. Pruned
@@ -39,10 +39,13 @@ private[core] object ProjectedNode {
 
   /** The column restricted to `requested`, a tree of the same shape naming the struct fields to
     * keep (matched case-insensitively). A struct with no requested children keeps its first one so
-    * that its validity has a vector to travel with. Types of the kept leaves must match. */
-  def prune(field: FermionField, requested: FermionField): ProjectedNode = {
+    * that its validity has a vector to travel with. Types of the kept leaves must match; with
+    * `widening` (a dataset's files), a file's type may also be one the requested type widens
+    * ([[TypeWidening]]) and a requested struct field may be missing: the node keeps the file's
+    * types and fields, and the reader converts what it decodes. */
+  def prune(field: FermionField, requested: FermionField, widening: Boolean = false): ProjectedNode = {
     def go(f: FermionField, r: FermionField, first: Int): ProjectedNode = {
-      if (f.dataType != r.dataType)
+      if (f.dataType != r.dataType && !(widening && TypeWidening.allowed(f.dataType, r.dataType)))
         throw new UnsupportedColumnTypeException(
           r.name,
           r.dataType.toString,
@@ -58,7 +61,9 @@ private[core] object ProjectedNode {
             wanted.get(c.name.toLowerCase(Locale.ROOT)).map(rc => go(c, rc, start))
           }
           val missing = wanted.keySet -- f.children.map(_.name.toLowerCase(Locale.ROOT))
-          if (missing.nonEmpty)
+          // A dataset's struct may have gained fields since the file was written (mergeSchema):
+          // they read null there (the reader adds them).
+          if (missing.nonEmpty && !widening)
             throw new UnsupportedColumnTypeException(
               s"${r.name}.${missing.head}",
               "?",

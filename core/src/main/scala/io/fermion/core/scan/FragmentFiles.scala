@@ -4,7 +4,9 @@ import java.util.Locale
 
 import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException, RowIdSequence}
 import io.fermion.core.read.{FermionFileReader, ProjectedNode}
-import io.fermion.core.schema.UnsupportedColumnTypeException
+import io.fermion.core.schema.{FermionField, FermionType, TypeWidening, UnsupportedColumnTypeException}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.FieldVector
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.roaringbitmap.RoaringBitmap
@@ -58,12 +60,44 @@ final private[scan] class FragmentFiles private (
     if (plan.byFieldId) plan.filterFieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap(id => column(id, name))
     else column(-1, name)
 
+  /** A filter column's file and column when its statistics can decide the filter: the file stores
+    * the column in the plan's type, or in a narrower one whose statistics compare the same
+    * ([[TypeWidening.sameStatsDomain]]; else the filter cannot skip data of this file by it). */
+  def statsColumn(name: String): Option[(Int, Int)] =
+    filterColumn(name).filter { case (k, c) =>
+      plan.filterTypes.get(name.toLowerCase(Locale.ROOT))
+        .forall(TypeWidening.sameStatsDomain(sources(k).schema.fields(c).dataType, _))
+    }
+
+  /** A decoded filter column in the plan's type (widened from the file's, a new vector the caller
+    * closes, when the file stores an older type) and that type. */
+  def filterValues(
+      name: String,
+      k: Int,
+      c: Int,
+      v: FieldVector,
+      allocator: BufferAllocator
+  ): (FermionType, FieldVector) = {
+    val stored = sources(k).schema.fields(c)
+    plan.filterTypes.get(name.toLowerCase(Locale.ROOT)).filter(_ != stored.dataType) match {
+      case Some(t) if !TypeWidening.allowed(stored.dataType, t) =>
+        throw new InvalidFermionDatasetException(
+          plan.root,
+          sources(k).path,
+          s"column `$name` does not match the table's type $t: the file stores it as ${stored.dataType}"
+        )
+      // A copy: the decoded vector may still be returned as a column (and widened there).
+      case Some(t) => t -> WidenedVectors.flatCopy(v, stored.dataType, t, allocator)
+      case None => stored.dataType -> v
+    }
+  }
+
   /** Where each stored column of the plan is: (output index, source file, column index, projection). */
   val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {
     case (c: PlannedColumn.Stored, out) =>
       column(c.fieldId, c.name).map { case (src, i) =>
         val stored = sources(src).schema.fields(i)
-        try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name)))
+        try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name), widening = plan.byFieldId))
         catch {
           case e: UnsupportedColumnTypeException =>
             throw new InvalidFermionDatasetException(
@@ -76,6 +110,21 @@ final private[scan] class FragmentFiles private (
       }
     case _ => None
   }
+
+  /** The plan's tree of each column of [[present]] (by position) that its file stores with older,
+    * narrower types: what is decoded there is widened to it. */
+  private val widenedTo: Map[Int, FermionField] = present.indices.flatMap { p =>
+    val (out, _, _, node) = present(p)
+    plan.columns(out) match {
+      case c: PlannedColumn.Stored if TypeWidening.differs(node.field, c.request) => Some(p -> c.request)
+      case _ => None
+    }
+  }.toMap
+
+  /** Column `p` of [[present]] as decoded from its file (`v`, which this takes over) in the
+    * plan's types. */
+  def widened(p: Int, v: FieldVector, allocator: BufferAllocator): FieldVector =
+    widenedTo.get(p).map(w => WidenedVectors.widen(v, present(p)._4.field, w, allocator)).getOrElse(v)
 
   def isDeleted(row: Long): Boolean = deleted.exists(_.contains(row.toInt))
 

@@ -84,11 +84,20 @@ object MetadataAggregation {
     def flat(c: String) = schema.indexOf(c).map(schema.fields).filterNot(f =>
       FermionType.isNested(f.dataType) || snapshot.partitionIndex(f.name).nonEmpty
     )
+    // A column widened from dates or to a larger decimal scale has files whose statistics are in
+    // the old type's domain (days, unscaled values): not comparable, so those are read instead.
+    val widened =
+      snapshot.manifest.exists(m => (m.readerFeatures & io.fermion.core.dataset.Manifest.FeatureTypeWidening) != 0)
+    def exact(f: io.fermion.core.schema.FermionField) =
+      FileAggregates.exactMinMax(f.dataType) && !(widened && (f.dataType match {
+        case _: FermionType.Decimal | FermionType.Timestamp(false) => true
+        case _ => false
+      }))
     val ok = aggregates.forall {
       case MetadataAggregate.CountRows => true
       case MetadataAggregate.CountValues(c) => flat(c).nonEmpty
-      case MetadataAggregate.Min(c) => flat(c).exists(f => FileAggregates.exactMinMax(f.dataType))
-      case MetadataAggregate.Max(c) => flat(c).exists(f => FileAggregates.exactMinMax(f.dataType))
+      case MetadataAggregate.Min(c) => flat(c).exists(exact)
+      case MetadataAggregate.Max(c) => flat(c).exists(exact)
     }
     if (!ok) return None
     val used = aggregates.collect {

@@ -2,7 +2,7 @@ package io.fermion.core.scan
 
 import io.fermion.core.expr.FilterExpr
 import io.fermion.core.read.ReaderOptions
-import io.fermion.core.schema.FermionField
+import io.fermion.core.schema.{FermionField, FermionType}
 
 /** Everything a task needs besides its files, resolved once when a [[Scan]] is built and shipped
   * to every task: which columns (by field id for a dataset, by name for loose files), the filter
@@ -25,7 +25,10 @@ final case class ReadPlan(
     batches: Option[BatchSelection] = None,
     /** The snapshot's partition columns, in the order of each file's partition values: the filter
       * sees them as the file's constants. */
-    partitionColumns: IndexedSeq[String] = IndexedSeq.empty
+    partitionColumns: IndexedSeq[String] = IndexedSeq.empty,
+    /** The snapshot's type of each flat filter column, by lower-case name (datasets): files
+      * written before a column's type was widened hold the older type. */
+    filterTypes: Map[String, FermionType] = Map.empty
 )
 
 /** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */

@@ -146,7 +146,8 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       deferElements = defer,
       exactFilter = exact && filterExpr.nonEmpty && readerOptions.filterPushdown,
       batches = batchSelection,
-      partitionColumns = snapshot.partitionFields.map(_.name)
+      partitionColumns = snapshot.partitionFields.map(_.name),
+      filterTypes = filterIds.keys.flatMap(n => schema.indexOf(n).map(i => n -> schema.fields(i).dataType)).toMap
     )
     val pruned = snapshot.files.size - kept.size
     new Scan(

@@ -58,7 +58,7 @@ final private[scan] class SplitReader private (
   private def filterColumn(name: String): Option[(Int, Int)] = files.filterColumn(name)
 
   private val stripeFilter =
-    filter.map(f => new StripeFilter(reader, f, n => filterColumn(n).map { case (k, c) => sources(k) -> c }))
+    filter.map(f => new StripeFilter(reader, f, n => files.statsColumn(n).map { case (k, c) => sources(k) -> c }))
 
   /** The split's stripes that the filter's statistics cannot rule out. */
   /** The file's batch index, when batches are selected or their columns read. */
@@ -174,13 +174,18 @@ final private[scan] class SplitReader private (
         cs.zip(vs).foreach { case (key, v) => decoded(key) = v }
       }
     catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
+    // Values of columns whose type was widened since the file was written: compared widened.
+    val copies = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
     val matching =
       try {
         val byName = filterColumns.map { case (n, k, c) =>
-          n.toLowerCase(Locale.ROOT) -> (sources(k).schema.fields(c).dataType, decoded((k, c)))
+          val (t, v) = files.filterValues(n, k, c, decoded((k, c)), allocator)
+          if (!(v eq decoded((k, c)))) copies += v
+          n.toLowerCase(Locale.ROOT) -> (t, v)
         }.toMap
         RowFilter.select(filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
       } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
+      finally copies.foreach(_.close())
     // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
     // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
     // the filter for the rest of the split otherwise.
@@ -301,10 +306,15 @@ final private[scan] class SplitReader private (
               new ScanColumn.Lengths(
                 vectors(p).asInstanceOf[org.apache.arrow.vector.IntVector],
                 () => {
-                  elementsUsed += p; sources(src).readStripeProjected(stripe, IndexedSeq(col -> node), allocator).head
+                  elementsUsed += p
+                  files.widened(
+                    p,
+                    sources(src).readStripeProjected(stripe, IndexedSeq(col -> node), allocator).head,
+                    allocator
+                  )
                 }
               )
-            case Some(p) => ScanColumn.Values(vectors(p))
+            case Some(p) => ScanColumn.Values(files.widened(p, vectors(p), allocator))
           }
       }
     }

@@ -98,7 +98,9 @@ private[scan] object Take {
             )
             val got = take.take(stripes, ps.map(p => files.present(p)._3 -> files.present(p)._4), allocator)
             bytesOf(fi) += take.bytesRead
-            stripes.indices.foreach(k => ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = v })
+            stripes.indices.foreach(k =>
+              ps.zip(got(k)).foreach { case (p, v) => vectors(k)(p) = files.widened(p, v, allocator) }
+            )
           }
           read(fi) = stripes.indices.map(k => stripes(k)._1 -> vectors(k).toIndexedSeq)
         } finally if (cache.isEmpty) files.close()

@@ -33,8 +33,8 @@ import org.apache.spark.sql.types.{Metadata, MetadataBuilder, StructField, Struc
   *     ([[StagingTableCatalog]]): the data is one new dataset version, the catalog entry is written
   *     after it; a failed job leaves the table as it was;
   *   - `SELECT ... VERSION AS OF n` (or a tag name) / `TIMESTAMP AS OF ts` read that version;
-  *   - `ALTER TABLE ... ADD COLUMNS / DROP COLUMN / RENAME COLUMN` commit metadata-only versions of
-  *     the dataset (and update the catalog entry); comments and properties change in the catalog;
+  *   - `ALTER TABLE ... ADD COLUMNS / DROP COLUMN / RENAME COLUMN / ALTER COLUMN ... TYPE` (a type
+  *     widening) commit metadata-only versions of the dataset (and update the catalog entry); comments and properties change in the catalog;
   *   - ``fermion.`/path` `` names the dataset at that path, without a catalog entry (SQL on paths).
   *
   * Everything else is Spark's own catalog. `configure_spark_with_fermion` installs it, and the
@@ -200,6 +200,8 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
           FermionDatasets.dropColumns(path, java.util.List.of(d.fieldNames().head))
         case r: RenameColumn if r.fieldNames().length == 1 =>
           FermionDatasets.renameColumn(path, r.fieldNames().head, r.newName())
+        case u: UpdateColumnType =>
+          FermionDatasets.changeColumnType(path, u.fieldNames().toSeq, u.newDataType())
         case _: UpdateColumnComment | _: RemoveProperty if entry.nonEmpty => // the catalog's alone
         case s: SetProperty if entry.nonEmpty =>
           if (s.property().regionMatches(true, 0, FermionOptions.TablePropertyPrefix, 0, 8))
@@ -207,7 +209,7 @@ class FermionSessionCatalog extends DelegatingCatalogExtension with StagingTable
         case other =>
           throw new UnsupportedOperationException(
             s"ALTER TABLE on a Fermion table supports ADD COLUMNS, DROP COLUMN and RENAME COLUMN of top-level " +
-              s"columns, column comments and TBLPROPERTIES${if (entry.isEmpty) " (on a table with a catalog entry)"
+              s"columns, ALTER COLUMN ... TYPE (widening), column comments and TBLPROPERTIES${if (entry.isEmpty) " (on a table with a catalog entry)"
                 else ""}; not $other"
           )
       }

@@ -129,6 +129,8 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
         (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureStableRowIds) != 0) Seq("stableRowIds")
          else Nil) ++
         (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeaturePartitions) != 0) Seq("partitions")
+         else Nil) ++
+        (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureTypeWidening) != 0) Seq("typeWidening")
          else Nil)
     }
     Seq(Row(

@@ -29,7 +29,10 @@ final class FermionBatchWrite(
     /** The version the write started from (batch ids must not collide with its batches). */
     snapshot: Option[io.fermion.core.scan.Snapshot] = None,
     /** A partitioned dataset's write: `schema` is then the data columns (what files hold). */
-    partitioning: Option[FermionBatchWrite.Partitioning] = None
+    partitioning: Option[FermionBatchWrite.Partitioning] = None,
+    /** An append with `mergeSchema`: the dataset's schema with the data's new columns and wider
+      * types, committed in the same version as the rows. */
+    evolvedSchema: Option[FermionSchema] = None
 ) extends BatchWrite {
 
   /** A creation commits over version 0 (no dataset), the others over the latest version when the
@@ -92,7 +95,17 @@ final class FermionBatchWrite(
         case WriteIntent.Create => ds.commit(readVersion, Operation.Create(fermionSchema, fragments, spec), config)
         case WriteIntent.Overwrite =>
           ds.commit(readVersion, Operation.Overwrite(fermionSchema, fragments, spec), config)
-        case WriteIntent.Append => ds.commit(readVersion, Operation.Append(fermionSchema, fragments, spec), config)
+        case WriteIntent.Append =>
+          val append = Operation.Append(fermionSchema, fragments, spec)
+          evolvedSchema match {
+            case Some(s) =>
+              ds.commit(
+                readVersion,
+                Operation.AppendWithSchema(Operation.Project(s, "mergeSchema of an append"), append),
+                config
+              )
+            case None => ds.commit(readVersion, append, config)
+          }
         case WriteIntent.ReplaceWhere(predicate, text) =>
           ds.replacePartitions(readVersion, fermionSchema, predicate, fragments, text)
         case WriteIntent.DynamicOverwrite => ds.replaceWrittenPartitions(readVersion, fermionSchema, fragments)

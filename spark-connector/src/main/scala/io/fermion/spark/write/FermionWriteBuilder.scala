@@ -88,7 +88,12 @@ final class FermionWriteBuilder(
       else FermionTableSchema.withDeclaredNullability(info.schema(), tableSchema)
     SparkTypeMapping.validate(schema)
     val overwrite = intent == WriteIntent.Overwrite
-    if (checkAppendSchema && intent != WriteIntent.Overwrite && intent != WriteIntent.Create && tableSchema.nonEmpty)
+    // `mergeSchema`: an append may bring new columns and wider types (the dataset's schema follows).
+    val merging = FermionOptions.mergeSchema(options) && intent == WriteIntent.Append && snapshot.manifest.nonEmpty
+    if (
+      checkAppendSchema && !merging && intent != WriteIntent.Overwrite && intent != WriteIntent.Create &&
+      tableSchema.nonEmpty
+    )
       FermionWriteBuilder.checkSameColumns(path, tableSchema, schema)
     if (intent == WriteIntent.Create && snapshot.manifest.nonEmpty)
       throw new io.fermion.core.dataset.FermionCommitConflictException(
@@ -102,6 +107,21 @@ final class FermionWriteBuilder(
     val fermionSchema = snapshot.manifest match {
       case Some(m) if !overwrite && intent != WriteIntent.Create => SchemaIds.assignFrom(m.schema, fresh, m.lastFieldId)
       case _ => fresh
+    }
+    // The dataset's schema after a merging append, when the data changes it.
+    val evolved = snapshot.manifest.filter(_ => merging).flatMap { m =>
+      val merged =
+        try io.fermion.core.schema.TypeWidening.merge(m.schema, fermionSchema)
+        catch {
+          case e: IllegalArgumentException =>
+            throw new IllegalArgumentException(s"Cannot append to Fermion table at '$path': ${e.getMessage}", e)
+        }
+      m.partitionFields.map(_.name).find(n => !schema.fieldNames.exists(_.equalsIgnoreCase(n))).foreach { n =>
+        throw new IllegalArgumentException(
+          s"Cannot append to Fermion table at '$path': the data lacks partition column `$n`"
+        )
+      }
+      if (merged == m.schema) None else Some(merged)
     }
     // Partition columns: declared by a create or replace, else the dataset's own.
     val existingPartitions = snapshot.manifest.map(_.partitionFields.map(_.name)).getOrElse(IndexedSeq.empty)
@@ -148,7 +168,8 @@ final class FermionWriteBuilder(
         onCommit,
         batchKey,
         Some(snapshot),
-        if (spec.isEmpty) None else Some(FermionBatchWrite.Partitioning(schema, partitionOrdinals, spec))
+        if (spec.isEmpty) None else Some(FermionBatchWrite.Partitioning(schema, partitionOrdinals, spec)),
+        evolved
       )
     // Each task's rows sorted by the partition columns (one file per partition) and by the batch
     // key (every key's rows form one batch); with a batch key, every key's rows in one task (Spark
@@ -157,8 +178,14 @@ final class FermionWriteBuilder(
     val what = (if (spec.isEmpty) "" else s", partitioned by ${partitionOrdinals.map(schema(_).name).mkString(", ")}") +
       batchKey.map(k => s", batches by ${dataStruct(k).name}").getOrElse("")
     // Streaming: each micro-batch an append (complete mode: an overwrite), committed once per epoch.
-    def streamingWrite: StreamingWrite =
+    def streamingWrite: StreamingWrite = {
+      if (evolved.nonEmpty)
+        throw new UnsupportedOperationException(
+          s"mergeSchema cannot change the schema of Fermion table at '$path' from a stream; change it first " +
+            "(ALTER TABLE, or a batch append with mergeSchema)"
+        )
       new FermionStreamingWrite(path, batchWrite.asInstanceOf[FermionBatchWrite], finalIntent, info.queryId())
+    }
     if (sortBy.isEmpty)
       new Write {
         override def toBatch: BatchWrite = batchWrite
