@@ -11,17 +11,21 @@ from fermion_spark.dataset import FermionDataset
 
 @pytest.fixture(scope="module")
 def changed(spark, tmp_path_factory):
-    """A dataset with stable row ids, nulls, nested values, a delete, a rename and an added column."""
+    """A dataset with stable row ids, nulls (null array elements and map values too), nested values,
+    a delete, a rename and an added column."""
     path = str(tmp_path_factory.mktemp("take") / "t")
     spark.range(0, 6000, 1, 3).selectExpr(
         "id", "if(id % 11 = 0, null, concat('s', id)) as name",
         "if(id % 13 = 0, null, transform(sequence(0, cast(id % 5 as int)), i -> cast(i * id as float))) as vec",
         "named_struct('x', id % 7, 'y', if(id % 3 = 0, null, unhex(hex(id)))) as st",
+        "if(id % 17 = 0, null, array(if(id % 2 = 0, null, id), id)) as arr",
+        "if(id % 19 = 0, null, map('k', if(id % 4 = 0, null, id))) as m",
     ).write.format("fermion").option("stableRowIds", "true").option("stripeRows", "1000") \
         .option("pageRows", "256").save(path)
     spark.range(6000, 7000).selectExpr(
         "id", "concat('s', id) as name", "array(cast(id as float)) as vec",
-        "named_struct('x', id % 7, 'y', unhex('00')) as st").write.format("fermion").mode("append").save(path)
+        "named_struct('x', id % 7, 'y', unhex('00')) as st", "array(cast(null as bigint)) as arr",
+        "map('k', cast(null as bigint)) as m").write.format("fermion").mode("append").save(path)
     ds = FermionDataset(spark, path)
     ds.delete("id % 10 = 3")
     ds.rename_column("name", "label")
@@ -38,7 +42,7 @@ def test_take_by_position_row_id_and_address_equals_the_scan(spark, changed):
     everything = scan(spark, changed).select("*", "_rowaddr", "_rowid").orderBy("_rowaddr").collect()
     rnd = random.Random(3)
     picks = [rnd.randrange(len(everything)) for _ in range(60)] + [0, 0, len(everything) - 1]
-    cols = ["id", "label", "vec", "st", "extra", "_rowaddr", "_rowid"]
+    cols = ["id", "label", "vec", "st", "arr", "m", "extra", "_rowaddr", "_rowid"]
 
     def as_tuples(rows):
         return [tuple(r[c] for c in cols) for r in rows]

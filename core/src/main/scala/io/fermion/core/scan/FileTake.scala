@@ -233,7 +233,9 @@ final private[scan] class FileTake(
       pages.foreachPage(chunk, at, PageValues.Fixed(4), slots) { p =>
         if (p.len != p.valueCount * 4)
           throw new InvalidFermionFileException(path, at, s"OFFSETS page of `${field.name}` has ${p.len} bytes")
-        val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN)
+        // Relative to the page's values: `p.off` is where they start in `p.bytes` (a page read in
+        // place from the chunk starts after its header, not at 0).
+        val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).slice().order(ByteOrder.LITTLE_ENDIAN)
         var k = 0
         var acc = prefix(row).toLong
         while (k < p.valueCount) {

@@ -22,14 +22,17 @@ object SparkColumns {
     v
   }
 
-  /** The rows of a core batch as Spark rows (copied: they outlive the batch). */
+  /** The rows of a core batch as Spark rows (copied: they outlive the batch). Copied through an
+    * unsafe projection, which asks each array element whether it is null before reading it
+    * (`ColumnarRow.copy` reads every element of an array, and Arrow refuses to read a null one). */
   def rows(batch: ScanBatch, schema: StructType): IndexedSeq[InternalRow] = {
     val columns: Array[ColumnVector] =
       schema.fields.indices.map(i => of(batch.columns(i), schema(i).dataType, batch.numRows)).toArray
     val b = new ColumnarBatch(columns, batch.numRows)
+    val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)
     val out = IndexedSeq.newBuilder[InternalRow]
     val it = b.rowIterator()
-    while (it.hasNext) out += it.next().copy()
+    while (it.hasNext) out += project(it.next()).copy()
     out.result()
   }
 }
