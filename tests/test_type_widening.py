@@ -192,3 +192,28 @@ def test_merge_schema_append_after_another_schema_change_and_on_a_new_path(spark
     fresh = tmp_table()
     spark.range(3).write.format("fermion").mode("append").option("mergeSchema", "true").save(fresh)
     assert [r.operation for r in FermionDataset(spark, fresh).versions().collect()] == ["append"]
+
+
+def test_merge_and_insert_with_schema_evolution_add_columns_and_widen(spark, tmp_table, drop):
+    """SQL's schema evolution: Spark alters the Fermion table (new columns, wider types: one
+    `project` version each) and then writes; rows written before read null in the new columns."""
+    path = tmp_table()
+    spark.sql(f"CREATE TABLE evo (id BIGINT, v INT) USING fermion LOCATION '{path}'")
+    drop("evo")
+    spark.sql("INSERT INTO evo VALUES (1, 10), (2, 20)")
+    spark.sql("MERGE WITH SCHEMA EVOLUTION INTO evo t USING (SELECT 2L AS id, 21 AS v, 'x' AS note "
+              "UNION ALL SELECT 3L, 30, 'y') s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    spark.sql("MERGE WITH SCHEMA EVOLUTION INTO evo t USING (SELECT 4L AS id, 5000000000L AS v, 'z' AS note) s "
+              "ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")
+    spark.sql("INSERT WITH SCHEMA EVOLUTION INTO evo SELECT 5L AS id, 1L AS v, 'w' AS note, true AS flag")
+    got = spark.table("evo")
+    assert got.schema.simpleString() == "struct<id:bigint,v:bigint,note:string,flag:boolean>"
+    expected = spark.createDataFrame(
+        [(1, 10, None, None), (2, 21, "x", None), (3, 30, "y", None), (4, 5000000000, "z", None), (5, 1, "w", True)],
+        "id bigint, v bigint, note string, flag boolean")
+    assert rows_of(got) == rows_of(expected)
+    ops = [r.operation for r in spark.sql("DESCRIBE HISTORY evo").orderBy("version").collect()]
+    assert ops == ["create", "append", "project", "update", "project", "append", "project", "append"], ops
+    # The first version still reads as it was written.
+    v2 = spark.read.format("fermion").option("versionAsOf", 2).load(path)
+    assert v2.schema.simpleString() == "struct<id:bigint,v:int>" and rows_of(v2) == [(1, 10), (2, 20)]

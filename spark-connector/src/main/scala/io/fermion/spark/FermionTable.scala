@@ -89,7 +89,10 @@ final class FermionTable(
       TableCapability.STREAMING_WRITE,
       TableCapability.TRUNCATE,
       TableCapability.OVERWRITE_BY_FILTER,
-      TableCapability.OVERWRITE_DYNAMIC
+      TableCapability.OVERWRITE_DYNAMIC,
+      // MERGE / INSERT WITH SCHEMA EVOLUTION: Spark adds the source's new columns and widens types
+      // through the catalog's alterTable (one schema version) before it writes.
+      TableCapability.AUTOMATIC_SCHEMA_EVOLUTION
     ) ++
       (if (acceptAnySchema) Set(TableCapability.ACCEPT_ANY_SCHEMA) else Set.empty)
     caps.asJava
