@@ -60,8 +60,13 @@ object NestedData {
     }
 
   /** Fills `v` (already created from its field) with `values`. */
-  def fill(v: FieldVector, values: IndexedSeq[Any]): Unit = {
+  def fill(v: FieldVector, values: IndexedSeq[Any]): Unit = fillWith(fillLeaf)(v, values)
+
+  /** Fills `v` with `values`: structs, maps and lists here, flat vectors by `leaf` (which leaves
+    * the value count to this). */
+  def fillWith(leaf: (FieldVector, IndexedSeq[Any]) => Unit)(v: FieldVector, values: IndexedSeq[Any]): Unit = {
     val n = values.size
+    def fill(c: FieldVector, vs: IndexedSeq[Any]): Unit = fillWith(leaf)(c, vs)
     v match {
       case s: StructVector =>
         s.setInitialCapacity(n); s.allocateNew()
@@ -90,6 +95,14 @@ object NestedData {
           else { l.startNewValue(i); l.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
         }
         fill(l.getDataVector, flat)
+      case _ => leaf(v, values)
+    }
+    v.setValueCount(n)
+  }
+
+  private def fillLeaf(v: FieldVector, values: IndexedSeq[Any]): Unit = {
+    val n = values.size
+    v match {
       case b: BigIntVector =>
         b.allocateNew(n);
         values.indices.foreach(i => if (values(i) == null) b.setNull(i) else b.set(i, values(i).asInstanceOf[Long]))
@@ -118,7 +131,6 @@ object NestedData {
           if (values(i) == null) b.setNull(i) else b.setSafe(i, values(i).asInstanceOf[String].getBytes("UTF-8"))
         )
     }
-    v.setValueCount(n)
   }
 
   def root(fields: Seq[Field], rows: IndexedSeq[IndexedSeq[Any]]): VectorSchemaRoot = {

@@ -81,8 +81,11 @@ class TypeWideningSuite extends AnyFunSuite {
     }
   }
 
-  /** Fills vector `v` with `values`, converting the model's (new-type) values to `v`'s type. */
-  private def fill(v: FieldVector, values: IndexedSeq[Any]): Unit = {
+  /** Fills vector `v` with `values`, converting the model's (new-type) values to the type of each
+    * flat vector. */
+  private def fill(v: FieldVector, values: IndexedSeq[Any]): Unit = NestedData.fillWith(fillLeaf)(v, values)
+
+  private def fillLeaf(v: FieldVector, values: IndexedSeq[Any]): Unit = {
     val n = values.size
     def each(set: (Int, Any) => Unit): Unit = {
       v.setInitialCapacity(n); v.allocateNew()
@@ -91,33 +94,6 @@ class TypeWideningSuite extends AnyFunSuite {
       }
     }
     v match {
-      case s: StructVector =>
-        s.setInitialCapacity(n); s.allocateNew()
-        values.indices.foreach(i => if (values(i) == null) s.setNull(i) else s.setIndexDefined(i))
-        s.getChildrenFromFields.asScala.zipWithIndex.foreach { case (c, k) =>
-          fill(c, values.map(x => if (x == null) null else x.asInstanceOf[Seq[Any]](k)))
-        }
-      case m: MapVector =>
-        m.setInitialCapacity(n); m.allocateNew()
-        val flat = values.flatMap(x => if (x == null) Nil else x.asInstanceOf[Seq[(Any, Any)]])
-        values.indices.foreach { i =>
-          if (values(i) == null) m.setNull(i)
-          else { m.startNewValue(i); m.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
-        }
-        val entries = m.getDataVector.asInstanceOf[StructVector]
-        entries.setInitialCapacity(flat.size); entries.allocateNew()
-        flat.indices.foreach(entries.setIndexDefined)
-        fill(entries.getChildByOrdinal(0).asInstanceOf[FieldVector], flat.map(_._1))
-        fill(entries.getChildByOrdinal(1).asInstanceOf[FieldVector], flat.map(_._2))
-        entries.setValueCount(flat.size)
-      case l: ListVector =>
-        l.setInitialCapacity(n); l.allocateNew()
-        val flat = values.flatMap(x => if (x == null) Nil else x.asInstanceOf[Seq[Any]])
-        values.indices.foreach { i =>
-          if (values(i) == null) l.setNull(i)
-          else { l.startNewValue(i); l.endValue(i, values(i).asInstanceOf[Seq[Any]].size) }
-        }
-        fill(l.getDataVector, flat)
       case x: TinyIntVector => each((i, o) => x.set(i, o.asInstanceOf[Long].toByte))
       case x: SmallIntVector => each((i, o) => x.set(i, o.asInstanceOf[Long].toShort))
       case x: IntVector => each((i, o) => x.set(i, o.asInstanceOf[Long].toInt))
@@ -133,7 +109,6 @@ class TypeWideningSuite extends AnyFunSuite {
           if (values(i) == null) x.setNull(i) else x.setSafe(i, values(i).toString.getBytes("UTF-8"))
         }
     }
-    v.setValueCount(n)
   }
 
   private def append(ds: FermionDataset, schema: FermionSchema, ids: Range, readVersion: Long): Operation.Append = {
