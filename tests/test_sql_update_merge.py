@@ -233,7 +233,7 @@ def test_stable_row_ids_survive_update_merge_and_compaction(spark, tmp_table):
     path = tmp_table()
     spark.range(0, 50).selectExpr("id", "'a' AS s").write.format("fermion").option("stableRowIds", "true").save(path)
     ids = {r.id: r._rowid for r in spark.read.format("fermion").load(path).select("id", "_rowid").collect()}
-    spark.sql(f"UPDATE fermion.`{path}` SET s = 'u' WHERE id < 5")
+    spark.sql(f"UPDATE fermion.`{path}` SET s = 'u' WHERE id % 2 = 0 AND id < 10")  # ids listed, not a range
     spark.sql(f"MERGE INTO fermion.`{path}` t USING (SELECT id FROM range(45, 55)) s ON t.id = s.id "
               "WHEN MATCHED AND t.id = 49 THEN DELETE WHEN MATCHED THEN UPDATE SET s = 'm' "
               "WHEN NOT MATCHED THEN INSERT (id, s) VALUES (s.id, 'i')")
@@ -241,18 +241,21 @@ def test_stable_row_ids_survive_update_merge_and_compaction(spark, tmp_table):
     after = {r.id: (r._rowid, r.s) for r in df.select("id", "_rowid", "s").collect()}
     assert sorted(after) == [i for i in range(55) if i != 49]
     assert all(after[i][0] == ids[i] for i in range(49)), "updated and untouched rows keep their row ids"
-    assert {after[i][1] for i in range(5)} == {"u"} and {after[i][1] for i in range(45, 49)} == {"m"}
+    assert {after[i][1] for i in range(0, 10, 2)} == {"u"} and {after[i][1] for i in range(45, 49)} == {"m"}
+    assert {after[i][1] for i in range(1, 10, 2)} == {"a"}
     assert len({after[i][0] for i in range(50, 55)} | set(ids.values())) == 55, "inserted rows get new row ids"
     # The pushed-down lookup by `_rowid` finds the live copy of an updated row.
-    lookup = df.where(f"_rowid IN ({ids[3]}, {ids[46]})").select("id", "s")
+    lookup = df.where(f"_rowid IN ({ids[4]}, {ids[46]})").select("id", "s")
     assert "Take" in lookup._jdf.queryExecution().executedPlan().toString()
-    assert sorted((r.id, r.s) for r in lookup.collect()) == [(3, "u"), (46, "m")]
+    assert sorted((r.id, r.s) for r in lookup.collect()) == [(4, "u"), (46, "m")]
+    features = spark.sql(f"DESCRIBE DETAIL fermion.`{path}`").first().tableFeatures
+    assert "stableRowIds" in features and "rowIdSequences" in features, features
     FermionDataset(spark, path).compact(target_rows=1000)
     compacted = {r.id: (r._rowid, r.s) for r in spark.read.format("fermion").load(path)
                  .select("id", "_rowid", "s").collect()}
     assert compacted == after
-    rows = FermionDataset(spark, path).take_rows([ids[3], ids[0], ids[46]], columns=["id", "s"]).collect()
-    assert [(r.id, r.s) for r in rows] == [(3, "u"), (0, "u"), (46, "m")]
+    rows = FermionDataset(spark, path).take_rows([ids[4], ids[1], ids[46]], columns=["id", "s"]).collect()
+    assert [(r.id, r.s) for r in rows] == [(4, "u"), (1, "a"), (46, "m")]
 
 
 def test_merge_conflicts_and_errors_are_typed(spark, tmp_table):

@@ -58,10 +58,22 @@ object Manifest {
   /** Reader and writer feature flag: some column's type was widened (files may hold an older,
     * narrower type, which readers must convert). Once set, every later version keeps it. */
   val FeatureTypeWidening: Long = 64L
-  val KnownReaderFeatures: Long =
-    FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences | FeatureTypeWidening
-  val KnownWriterFeatures: Long =
-    FeatureDeletionFiles | FeatureStableRowIds | FeaturePartitions | FeatureRowIdSequences | FeatureTypeWidening
+
+  /** Every feature flag with the name users see (`DESCRIBE DETAIL`'s table features). */
+  val Features: Seq[(Long, String)] = Seq(
+    FeatureDeletionFiles -> "deletionFiles",
+    FeatureStableRowIds -> "stableRowIds",
+    FeaturePartitions -> "partitions",
+    FeatureRowIdSequences -> "rowIdSequences",
+    FeatureTypeWidening -> "typeWidening"
+  )
+
+  /** The names of the flags set in `features`. */
+  def featureNames(features: Long): Seq[String] = Features.collect { case (bit, name) if (features & bit) != 0 => name }
+
+  /** Every flag this version knows, for readers and writers alike. */
+  val KnownReaderFeatures: Long = Features.foldLeft(0L)(_ | _._1)
+  val KnownWriterFeatures: Long = KnownReaderFeatures
 
   /** Config key: the largest field id ever used. */
   val LastFieldIdConfig = "fermion.lastFieldId"

@@ -123,16 +123,7 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
     val fragments = m.map(_.fragments).getOrElse(IndexedSeq.empty)
     val files = fragments.flatMap(_.files.map(_.path))
     val deletions = fragments.flatMap(_.deletion.map(_.path))
-    val features = m.toSeq.flatMap { mf =>
-      (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureDeletionFiles) != 0) Seq("deletionFiles")
-       else Nil) ++
-        (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureStableRowIds) != 0) Seq("stableRowIds")
-         else Nil) ++
-        (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeaturePartitions) != 0) Seq("partitions")
-         else Nil) ++
-        (if ((mf.readerFeatures & io.fermion.core.dataset.Manifest.FeatureTypeWidening) != 0) Seq("typeWidening")
-         else Nil)
-    }
+    val features = m.toSeq.flatMap(mf => io.fermion.core.dataset.Manifest.featureNames(mf.readerFeatures))
     Seq(Row(
       "fermion",
       t.info.name.orNull,
