@@ -8,6 +8,7 @@ import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEn
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
 import io.fermion.core.stats.PageStatistics
 import org.apache.arrow.memory.{ArrowBuf, BufferAllocator, OutOfMemoryException}
+import org.apache.arrow.memory.util.MemoryUtil
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 
@@ -356,11 +357,16 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
             expectLength(p, p.valueCount * 8L, off, "DATA")
+            // Each 8-byte unscaled value widened to Arrow's 16 bytes (sign-extended), written
+            // straight to the buffer: its capacity holds `slots` values (allocated above).
+            val in = java.nio.ByteBuffer.wrap(p.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+            var at = data.memoryAddress() + row.toLong * 16
             var k = 0
             while (k < p.valueCount) {
-              val unscaled = PageStatistics.readSigned(p.bytes, p.off + k * 8, 8)
-              data.setLong((row + k).toLong * 16, unscaled)
-              data.setLong((row + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
+              val unscaled = in.getLong(p.off + k * 8)
+              MemoryUtil.putLong(at, unscaled)
+              MemoryUtil.putLong(at + 8, unscaled >> 63)
+              at += 16
               k += 1
             }
           case _ =>
