@@ -70,10 +70,28 @@ private[core] object RowFilter {
       column: String => Option[(FermionType, FieldVector)],
       sel: Selection
   ): Option[Selection] = e match {
-    case And(l, r) =>
-      eval(l, column, sel) match {
-        case None => eval(r, column, sel)
-        case Some(left) => eval(r, column, left).orElse(Some(left))
+    case a: And =>
+      // Comparisons of one integer-domain column with integer literals (a BETWEEN, a date range)
+      // become one range check each; then the other conjuncts, each on what the previous kept.
+      val parts = conjuncts(a)
+      val ranges = scala.collection.mutable.LinkedHashMap.empty[String, (FermionType, FieldVector, Long, Long)]
+      val rest = parts.filter {
+        case Compare(c, op, FilterValue.Integral(x)) if op != NotEq =>
+          flat(c, column).filter { case (t, v) => integral(t, v).nonEmpty } match {
+            case Some((t, v)) =>
+              val (lo, hi) = bounds(op, x)
+              val (_, _, l0, h0) = ranges.getOrElse(c, (t, v, Long.MinValue, Long.MaxValue))
+              ranges(c) = (t, v, math.max(l0, lo), math.min(h0, hi))
+              false
+            case None => true
+          }
+        case _ => true
+      }
+      val first =
+        if (ranges.isEmpty) None
+        else Some(ranges.values.foldLeft(sel) { case (s, (t, v, lo, hi)) => keepInRange(v, t, s, lo, hi) })
+      rest.foldLeft(first) { (kept, e) =>
+        eval(e, column, kept.getOrElse(sel)).orElse(kept)
       }
     case Or(l, r) =>
       for (a <- eval(l, column, sel); b <- eval(r, column, sel)) yield a.union(b)
@@ -83,9 +101,8 @@ private[core] object RowFilter {
       flat(c, column).flatMap { case (t, v) =>
         lit match {
           case FilterValue.Integral(x) if integral(t, v).nonEmpty =>
-            if ((op == Gt && x == Long.MaxValue) || (op == Lt && x == Long.MinValue)) Some(Selection(sel.rows, 0))
-            else if (op == NotEq) Some(keepOutside(v, t, sel, x))
-            else Some(keepInRange(v, t, sel, lowest(op, x), highest(op, x)))
+            if (op == NotEq) Some(keepOutside(v, t, sel, x))
+            else { val (lo, hi) = bounds(op, x); Some(keepInRange(v, t, sel, lo, hi)) }
           case _ => comparator(t, v)(lit).map(f => keepValid(v, sel, row => accepts(op, f(row))))
         }
       }
@@ -145,13 +162,21 @@ private[core] object RowFilter {
   private def keepValid(v: FieldVector, sel: Selection, test: Int => Boolean): Selection =
     if (v.getNullCount == 0) keep(sel, test) else keep(sel, row => !v.isNull(row) && test(row))
 
-  /** The smallest and largest value (in the integer domain) that satisfy `op x` (`op` is neither
-    * `<>` nor one no value satisfies). */
-  private def lowest(op: Op, x: Long): Long = op match {
-    case Eq | GtEq => x; case Gt => x + 1; case _ => Long.MinValue
+  /** The conjuncts of nested ANDs, in order. */
+  private def conjuncts(e: FilterExpr): Seq[FilterExpr] = e match {
+    case And(l, r) => conjuncts(l) ++ conjuncts(r)
+    case other => Seq(other)
   }
-  private def highest(op: Op, x: Long): Long = op match {
-    case Eq | LtEq => x; case Lt => x - 1; case _ => Long.MaxValue
+
+  /** The smallest and largest value (in the integer domain) that satisfy `op x` (`op` is not
+    * `<>`); lo > hi when none does (`> Long.MaxValue`, `< Long.MinValue`). */
+  private def bounds(op: Op, x: Long): (Long, Long) = op match {
+    case Eq => (x, x)
+    case GtEq => (x, Long.MaxValue)
+    case LtEq => (Long.MinValue, x)
+    case Gt => if (x == Long.MaxValue) (1L, 0L) else (x + 1, Long.MaxValue)
+    case Lt => if (x == Long.MinValue) (1L, 0L) else (Long.MinValue, x - 1)
+    case NotEq => throw new IllegalArgumentException("<> is no range")
   }
 
   /** Raw reads of the fixed-width integer domain: the data address and the value width (8, 4, 2,
@@ -199,35 +224,40 @@ private[core] object RowFilter {
           while (i < sel.n) {
             val r = rows(i)
             val x = MemoryUtil.getLong(data + 8L * r)
-            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) { out(k) = r; k += 1 }
+            out(k) = r
+            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) k += 1
             i += 1
           }
         case 16 =>
           while (i < sel.n) {
             val r = rows(i)
             val x = MemoryUtil.getLong(data + 16L * r)
-            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) { out(k) = r; k += 1 }
+            out(k) = r
+            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) k += 1
             i += 1
           }
         case 4 =>
           while (i < sel.n) {
             val r = rows(i)
             val x = MemoryUtil.getInt(data + 4L * r).toLong
-            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) { out(k) = r; k += 1 }
+            out(k) = r
+            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) k += 1
             i += 1
           }
         case 2 =>
           while (i < sel.n) {
             val r = rows(i)
             val x = MemoryUtil.getShort(data + 2L * r).toLong
-            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) { out(k) = r; k += 1 }
+            out(k) = r
+            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) k += 1
             i += 1
           }
         case _ =>
           while (i < sel.n) {
             val r = rows(i)
             val x = MemoryUtil.getByte(data + r).toLong
-            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) { out(k) = r; k += 1 }
+            out(k) = r
+            if (((x >= lo && x <= hi) == inside) && valid(validity, r)) k += 1
             i += 1
           }
       }
