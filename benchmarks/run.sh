@@ -8,6 +8,7 @@
 #   benchmarks/run.sh filters [--rows N]
 #   benchmarks/run.sh take [--rows N] [--blob-rows N] [--small-pages]   (pylance from benchmarks/requirements.txt)
 #   benchmarks/run.sh batch [--rows N]
+#   benchmarks/run.sh analytic [--rows N] [--reps N]   TPC-H-like Q6 and Q1 on lineitem
 #   benchmarks/run.sh convert [--rows N]      fermion convert of the 6M-row lineitem, both ways (not part of "all")
 #   benchmarks/run.sh merge [--rows N] [--changed 0.01]   MERGE of 1 % changed rows vs rewriting the table (not part of "all")
 # Results go to benchmarks/results/<name>.md; progress goes to the terminal.
