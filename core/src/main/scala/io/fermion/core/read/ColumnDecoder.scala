@@ -5,7 +5,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, ValueStats}
-import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
+import io.fermion.core.schema.{ArrowSchemaMapping, FermionField, FermionType}
 import io.fermion.core.stats.PageStatistics
 import org.apache.arrow.memory.{ArrowBuf, BufferAllocator, OutOfMemoryException}
 import org.apache.arrow.memory.util.MemoryUtil
@@ -198,7 +198,18 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           s.allocateNew()
           fillValidity(node, s.getValidityBuffer, slots)
           node.children.zipWithIndex.foreach { case (c, i) =>
-            fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], slots)
+            fill(
+              c,
+              ColumnDecoder.childVector(
+                s,
+                i,
+                node.field,
+                node.children.size,
+                path,
+                m.chunkOffset(node.firstStream, stripe)
+              ),
+              slots
+            )
           }
         case l: ListVector =>
           l.setInitialCapacity(slots)
@@ -215,7 +226,18 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
               node.children.zipWithIndex.foreach { case (c, k) =>
-                fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], elements)
+                fill(
+                  c,
+                  ColumnDecoder.childVector(
+                    entries,
+                    k,
+                    node.field,
+                    node.children.size,
+                    path,
+                    m.chunkOffset(node.firstStream, stripe)
+                  ),
+                  elements
+                )
               }
               entries.setValueCount(elements)
             case _ => fill(node.children.head, l.getDataVector, elements)
@@ -558,6 +580,20 @@ private[core] object ColumnDecoder {
 
   /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
     * bounded buffer. */
+  /** Child `i` of `s`, the vector of a struct's fields or of a map's key and value, which `node`
+    * has `children` of. Arrow keeps one child per name, so a struct whose fields share a name
+    * (legal in a file, where names SHOULD be unique) cannot be read into Arrow: refused, naming
+    * the column. */
+  def childVector(s: StructVector, i: Int, node: FermionField, children: Int, path: String, at: Long): FieldVector = {
+    if (s.size != children)
+      throw new InvalidFermionFileException(
+        path,
+        at,
+        s"`${node.name}` has $children fields but ${s.size} distinct names: fields of one struct that share a name cannot be read into Arrow"
+      )
+    s.getChildByOrdinal(i).asInstanceOf[FieldVector]
+  }
+
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
     val chunk = math.min(n, 1 << 16)
     if (chunk <= 0) return

@@ -353,7 +353,7 @@ final private[scan] class FileTake(
         case s: StructVector =>
           s.setInitialCapacity(count); s.allocateNew()
           n.children.zipWithIndex.foreach { case (c, i) =>
-            fill(c, s.getChildByOrdinal(i).asInstanceOf[FieldVector], f)
+            fill(c, ColumnDecoder.childVector(s, i, n.field, n.children.size, path, 0L), f)
           }
         case l: ListVector =>
           l.setInitialCapacity(count); l.allocateNew()
@@ -370,7 +370,7 @@ final private[scan] class FileTake(
               entries.setInitialCapacity(elements); entries.allocateNew()
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
               n.children.zipWithIndex.foreach { case (c, k) =>
-                fill(c, entries.getChildByOrdinal(k).asInstanceOf[FieldVector], f)
+                fill(c, ColumnDecoder.childVector(entries, k, n.field, n.children.size, path, 0L), f)
               }
               entries.setValueCount(elements)
             case _ => fill(n.children.head, l.getDataVector, f)
