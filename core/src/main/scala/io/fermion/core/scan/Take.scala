@@ -234,19 +234,14 @@ private[scan] object Take {
         "the dataset has no stable row ids (create it with stableRowIds)"
       )
     if (lenient) return ids.flatMap(index.candidates)
-    val byId = scan.snapshot.files.map(f => f.fragmentId -> f).toMap
-    val gone = scala.collection.mutable.HashMap.empty[Long, Option[org.roaringbitmap.RoaringBitmap]]
-    def live(c: (Long, Long)): Boolean = !gone.getOrElseUpdate(
-      c._1,
-      byId(c._1).deletion.map(d =>
-        new io.fermion.core.dataset.FermionDataset(new Path(scan.plan.root), conf).readDeletionFile(d)
-      )
-    ).exists(_.contains(c._2.toInt))
-    ids.map { id =>
-      val found = index.candidates(id)
-      found.filter(live) match {
+    val found = ids.map(index.candidates)
+    val address = (c: (Long, Long)) => ColumnRequest.address(c._1, c._2)
+    val live = liveAddresses(scan, found.flatten.map(address).distinct, conf).toSet
+    ids.indices.map { i =>
+      val id = ids(i)
+      found(i).filter(c => live(address(c))) match {
         case Seq(one) => one
-        case Seq() if found.isEmpty =>
+        case Seq() if found(i).isEmpty =>
           throw new FermionRowNotFoundException(scan.plan.root, s"no row with _rowid $id in ${versionText(scan)}")
         case Seq() =>
           throw new FermionRowNotFoundException(
@@ -260,7 +255,7 @@ private[scan] object Take {
             s"_rowid $id names ${many.size} live rows (fragments ${many.map(_._1).mkString(", ")})"
           )
       }
-    }
+    }.toArray
   }
 
   /** (fragment id, row) of every row of the batches `ids`, batch after batch in the order asked
