@@ -34,6 +34,13 @@ class WriterOptionsSuite extends AnyFunSuite {
       .pageSize == 4096)
   }
 
+  test("batch-mode writes default to 32 KiB pages; a given pageSize wins") {
+    assert(WriterOptions.parse(Map.empty).pageSize == 512 * 1024)
+    assert(WriterOptions.parse(Map("batchKey" -> "sample")).pageSize == 32 * 1024)
+    assert(WriterOptions.parse(Map("batchKey" -> " ")).pageSize == 512 * 1024)
+    assert(WriterOptions.parse(Map("batchKey" -> "sample", "pageSize" -> "1m")).pageSize == 1024 * 1024)
+  }
+
   test("bad values name the option") {
     def err(opts: (String, String)*): String =
       intercept[IllegalArgumentException](WriterOptions.parse(opts.toMap)).getMessage

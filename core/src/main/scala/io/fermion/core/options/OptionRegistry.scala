@@ -59,8 +59,15 @@ object OptionRegistry {
     perColumn = true
   )(EncodingSet.parse)
   val PageSize: OptionSpec[Int] =
-    spec("pageSize", Write, "`512k`", "raw bytes per page (`1k`..`64m`)", perColumn = true) { v =>
-      val n = bytes(Int.MaxValue)(v); within(n >= 1024 && n <= (64 << 20), "must be between 1 KiB and 64 MiB")(n.toInt)
+    spec(
+      "pageSize",
+      Write,
+      "`512k`",
+      "raw bytes per page (`1k`..`64m`); `32k` unless given when a `batchKey` is set",
+      perColumn = true
+    ) { v =>
+      val n = bytes(Int.MaxValue)(v);
+      within(n >= 1024 && n <= (64 << 20), "must be between 1 KiB and 64 MiB")(n.toInt)
     }
   val PageRows: OptionSpec[Int] = spec(
     "pageRows",

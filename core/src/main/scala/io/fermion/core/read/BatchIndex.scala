@@ -57,7 +57,13 @@ final private[core] class BatchIndex private (
   }
 
   /** First row (within the stripe) of each batch of `stripe`, plus the stripe's rows at the end. */
-  def batchStarts(stripe: Int): Array[Int] = batches(stripe)._2.scanLeft(0)(_ + _)
+  def batchStarts(stripe: Int): Array[Int] = {
+    val lens = batches(stripe)._2
+    val starts = new Array[Int](lens.length + 1)
+    var i = 0
+    while (i < lens.length) { starts(i + 1) = starts(i) + lens(i); i += 1 }
+    starts
+  }
 
   private def read(offset: Long, length: Long, n: Int, width: Int, what: String): ByteBuffer = {
     val out = ByteBuffer.allocate(n * width).order(ByteOrder.LITTLE_ENDIAN)

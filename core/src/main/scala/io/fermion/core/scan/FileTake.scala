@@ -194,39 +194,33 @@ final private[scan] class FileTake(
       field.dataType match {
         case FermionType.Struct => children.foreach { c => c.wanted = wanted; c.readStructure(fetched, slots) }
         case FermionType.List | FermionType.Map =>
-          val elems = Array.newBuilder[Int]
-          wanted.foreach { s =>
-            var e = offsets(s); while (e < offsets(s + 1)) { elems += e; e += 1 }
+          var total = 0L
+          var i = 0
+          while (i < wanted.length) { total += offsets(wanted(i) + 1) - offsets(wanted(i)); i += 1 }
+          if (total > Int.MaxValue)
+            throw new InvalidFermionFileException(path, 0L, s"rows of `${field.name}` hold over 2^31 elements")
+          val w = new Array[Int](total.toInt)
+          var k = 0
+          i = 0
+          while (i < wanted.length) {
+            var e = offsets(wanted(i))
+            val end = offsets(wanted(i) + 1)
+            while (e < end) { w(k) = e; k += 1; e += 1 }
+            i += 1
           }
-          val w = elems.result()
           children.foreach { c => c.wanted = w; c.readStructure(fetched, offsets(slots)) }
         case _ =>
       }
     }
 
-    /** An OFFSETS chunk as slot offsets: one CONSTANT page (every slot the same length, as for
-      * fixed-size vectors and fixed-length strings) needs no decoding; otherwise lengths are
-      * summed into prefix offsets. */
+    /** An OFFSETS chunk as slot offsets: CONSTANT pages that all give the same length (as for
+      * fixed-size vectors and fixed-length strings) need no decoding; otherwise lengths are summed
+      * into prefix offsets. */
     private def readOffsets(chunk: ByteBuffer, at: Long): SlotOffsets = {
-      if (chunk.remaining >= PageHeader.Size) {
-        val h = PageHeader.decode(chunk, chunk.position())
-        if (
-          PageHeader.Size + h.storedLength == chunk.remaining && h.encoding == PageEncoding.Constant &&
-          h.codec == io.fermion.core.codec.PageCodec.None && h.valueCount == slots && h.storedLength == 4
-        ) {
-          val length = chunk.getInt(chunk.position() + PageHeader.Size)
-          if (verifyChecksums && reader.footer.hasPageCrc) {
-            val crc = new java.util.zip.CRC32
-            val body = new Array[Byte](4)
-            chunk.duplicate().position(chunk.position() + PageHeader.Size).get(body)
-            crc.update(body)
-            if (crc.getValue.toInt != h.crc32)
-              throw new io.fermion.core.errors.FermionChecksumException(path, at, "page", h.crc32, crc.getValue.toInt)
-          }
-          if (length < 0 || length.toLong * slots > Int.MaxValue)
-            throw new InvalidFermionFileException(path, at, s"lengths of `${field.name}` exceed 2^31 in one stripe")
-          return SlotOffsets.Constant(length, slots)
-        }
+      constantLength(chunk, at).foreach { length =>
+        if (length < 0 || length.toLong * slots > Int.MaxValue)
+          throw new InvalidFermionFileException(path, at, s"lengths of `${field.name}` exceed 2^31 in one stripe")
+        return SlotOffsets.Constant(length, slots)
       }
       val prefix = new Array[Int](slots + 1)
       var row = 0
@@ -255,6 +249,43 @@ final private[scan] class FileTake(
           s"OFFSETS chunk of `${field.name}` holds $row values for $slots slots"
         )
       SlotOffsets.Prefix(prefix)
+    }
+
+    /** The one length of an OFFSETS chunk made only of uncompressed CONSTANT pages of that length
+      * covering the node's slots (their CRC32s checked as for any page read), if it is one. */
+    private def constantLength(chunk: ByteBuffer, at: Long): Option[Int] = {
+      val end = chunk.limit()
+      var pos = chunk.position()
+      var length = -1
+      var values = 0L
+      while (pos < end) {
+        if (end - pos < PageHeader.Size + 4) return None
+        val h = PageHeader.decode(chunk, pos)
+        if (
+          h.encoding != PageEncoding.Constant || h.codec != io.fermion.core.codec.PageCodec.None ||
+          h.storedLength != 4 || h.valueCount < 0
+        ) return None
+        val v = chunk.getInt(pos + PageHeader.Size)
+        if (length >= 0 && v != length) return None
+        if (verifyChecksums && reader.footer.hasPageCrc) {
+          val crc = new java.util.zip.CRC32
+          val body = new Array[Byte](4)
+          chunk.duplicate().position(pos + PageHeader.Size).get(body)
+          crc.update(body)
+          if (crc.getValue.toInt != h.crc32)
+            throw new io.fermion.core.errors.FermionChecksumException(
+              path,
+              at + (pos - chunk.position()),
+              "page",
+              h.crc32,
+              crc.getValue.toInt
+            )
+        }
+        length = v
+        values += h.valueCount
+        pos += PageHeader.Size + 4
+      }
+      if (length >= 0 && values == slots) Some(length) else None
     }
 
     def isValid(slot: Int): Boolean =
@@ -289,8 +320,9 @@ final private[scan] class FileTake(
         var p = 0
         while (i < wanted.length) {
           while (wanted(i) >= starts(p + 1)) p += 1
-          var j = i
-          while (j < wanted.length && wanted(j) < starts(p + 1)) j += 1
+          // The first wanted slot past the page (runs of list elements are long: search, not walk).
+          val next = java.util.Arrays.binarySearch(wanted, i, wanted.length, starts(p + 1))
+          val j = if (next >= 0) next else -next - 1
           val inPage = java.util.Arrays.copyOfRange(wanted, i, j)
           val pageBytes = offs(p + 1) - offs(p)
           val rowsInPage = starts(p + 1) - starts(p)
@@ -381,16 +413,20 @@ final private[scan] class FileTake(
       }
       val validity = v.getValidityBuffer
       validity.setZero(0, validity.capacity())
-      var i = 0
-      while (i < count) {
-        if (n.isValid(n.wanted(i))) BitVectorHelper.setBit(validity, i.toLong)
-        i += 1
+      if (n.validity == null && !n.allNull) ColumnDecoder.setAllValid(validity, (count + 7) >>> 3)
+      else {
+        var i = 0
+        while (i < count) {
+          if (n.isValid(n.wanted(i))) BitVectorHelper.setBit(validity, i.toLong)
+          i += 1
+        }
       }
       v.setValueCount(count)
     }
 
-    /** Calls `f(slot, i, bytes, offset)` with each wanted slot's PLAIN value bytes, `i` being the
-      * slot's index among the node's wanted slots. */
+    /** Calls `f(slot, i, bytes, offset, count)` with the PLAIN value bytes of wanted slots, `i`
+      * being the slot's index among the node's wanted slots: `count` consecutive slots whose values
+      * lie back to back (runs of fixed-width values; one slot at a time otherwise). */
     private def foreachValue(
         n: NodeTake,
         fetched: Fetched,
@@ -413,7 +449,7 @@ final private[scan] class FileTake(
             val (from, until) = n.valueBytes(d, slot)
             val bytes = new Array[Byte]((until - from).toInt)
             fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
-            f(slot, d.firstWanted + k, bytes, 0)
+            f(slot, d.firstWanted + k, bytes, 0, 1)
             k += 1
           }
         } else {
@@ -421,21 +457,35 @@ final private[scan] class FileTake(
           var first = d.firstSlot
           pages.foreachPage(fetched(d.offset, d.length), d.offset, kind, n.slots - d.firstSlot) { p =>
             val pageFirst = first
-            while (k < d.slots.length && d.slots(k) < pageFirst + p.valueCount) {
+            val pageEnd = pageFirst + p.valueCount
+            while (k < d.slots.length && d.slots(k) < pageEnd) {
               val slot = d.slots(k)
               kind match {
                 case PageValues.Bitmap =>
                   val bit = ((p.bytes(p.off + ((slot - pageFirst) >>> 3)) >> ((slot - pageFirst) & 7)) & 1).toByte
-                  f(slot, d.firstWanted + k, Array(bit), 0)
-                case PageValues.Fixed(w) => f(slot, d.firstWanted + k, p.bytes, p.off + (slot - pageFirst) * w)
+                  f(slot, d.firstWanted + k, Array(bit), 0, 1)
+                  k += 1
+                case PageValues.Fixed(w) =>
+                  // The longest run of consecutive slots from k within the page: slots are sorted
+                  // and distinct, so slots(k + r) == slot + r holds for every r up to the run's end.
+                  val slotsInPage = math.min(d.slots.length - k, pageEnd - slot)
+                  var lo = 1
+                  var hi = slotsInPage
+                  while (lo < hi) {
+                    val mid = (lo + hi + 1) >>> 1
+                    if (d.slots(k + mid - 1) == slot + mid - 1) lo = mid else hi = mid - 1
+                  }
+                  val run = lo
+                  f(slot, d.firstWanted + k, p.bytes, p.off + (slot - pageFirst) * w, run)
+                  k += run
                 case PageValues.Variable =>
                   val from = n.offsets(slot) - n.offsets(pageFirst)
                   val until = n.offsets(slot + 1) - n.offsets(pageFirst)
                   if (until > p.len)
                     throw new InvalidFermionFileException(path, d.offset, "DATA page bytes do not match its OFFSETS")
-                  f(slot, d.firstWanted + k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0)
+                  f(slot, d.firstWanted + k, java.util.Arrays.copyOfRange(p.bytes, p.off + from, p.off + until), 0, 1)
+                  k += 1
               }
-              k += 1
             }
             first += p.valueCount
           }
@@ -455,14 +505,18 @@ final private[scan] class FileTake(
       val t = n.field.dataType
       val width = FermionType.fixedWidth(t)
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
-      foreachValue(n, f, kind) { (_, i, bytes, off) =>
+      foreachValue(n, f, kind) { (_, i, bytes, off, count) =>
         t match {
           case FermionType.Bool => if (bytes(off) != 0) BitVectorHelper.setBit(data, i.toLong)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
-            val unscaled = PageStatistics.readSigned(bytes, off, 8)
-            data.setLong(i.toLong * 16, unscaled)
-            data.setLong(i.toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
-          case _ => data.setBytes(i.toLong * width, bytes, off, width)
+            var k = 0
+            while (k < count) {
+              val unscaled = PageStatistics.readSigned(bytes, off + k * 8, 8)
+              data.setLong((i + k).toLong * 16, unscaled)
+              data.setLong((i + k).toLong * 16 + 8, if (unscaled < 0) -1L else 0L)
+              k += 1
+            }
+          case _ => data.setBytes(i.toLong * width, bytes, off, width.toLong * count)
         }
       }
     }
@@ -476,7 +530,7 @@ final private[scan] class FileTake(
       }
       vw.allocateNew(math.max(1L, outOffsets(count).toLong), count)
       ColumnDecoder.putInts(vw.getOffsetBuffer, outOffsets, count + 1)
-      foreachValue(n, f, PageValues.Variable) { (_, k, bytes, off) =>
+      foreachValue(n, f, PageValues.Variable) { (_, k, bytes, off, _) =>
         vw.getDataBuffer.setBytes(outOffsets(k).toLong, bytes, off, bytes.length - off)
       }
       vw.setLastSet(count - 1)
@@ -497,9 +551,11 @@ private[scan] object FileTake {
     )
 }
 
-/** Receives values one by one (a trait, not a Function4, whose Int arguments would be boxed). */
+/** Receives values: `count` consecutive slots from `slot`, wanted slots `index` on, whose values
+  * lie back to back in `bytes` from `offset` (a trait, not a Function5, whose Int arguments would
+  * be boxed). */
 private[scan] trait ValueSink {
-  def apply(slot: Int, index: Int, bytes: Array[Byte], offset: Int): Unit
+  def apply(slot: Int, index: Int, bytes: Array[Byte], offset: Int, count: Int): Unit
 }
 
 /** The read of one DATA page for some of its slots: the whole page, or (`partial`) its header and

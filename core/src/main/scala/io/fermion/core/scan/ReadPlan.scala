@@ -33,12 +33,20 @@ final case class ReadPlan(
 
 /** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */
 final case class BatchSelection(ids: Option[Set[Long]], min: Option[Long], max: Option[Long]) {
+  // Sorted, unboxed: every batch of every stripe read is checked against the ids.
+  @transient private lazy val sorted: Array[Long] = ids.map(_.toArray.sorted).orNull
+  private val lo = min.getOrElse(Long.MinValue)
+  private val hi = max.getOrElse(Long.MaxValue)
+
   def contains(id: Long): Boolean =
-    ids.forall(_.contains(id)) && min.forall(id >= _) && max.forall(id <= _)
+    id >= lo && id <= hi && (sorted == null || java.util.Arrays.binarySearch(sorted, id) >= 0)
 
   /** Whether a stripe whose batch ids lie in [lo, hi] may hold one of these batches. */
-  def overlaps(lo: Long, hi: Long): Boolean =
-    min.forall(hi >= _) && max.forall(lo <= _) && ids.forall(_.exists(i => i >= lo && i <= hi))
+  def overlaps(from: Long, to: Long): Boolean =
+    to >= lo && from <= hi && (sorted == null || {
+      val i = java.util.Arrays.binarySearch(sorted, from)
+      i >= 0 || (-i - 1 < sorted.length && sorted(-i - 1) <= to)
+    })
 
   def intersect(o: BatchSelection): BatchSelection = BatchSelection(
     (ids, o.ids) match { case (Some(a), Some(b)) => Some(a & b); case (a, b) => a.orElse(b) },

@@ -87,7 +87,10 @@ final private[scan] class SplitReader private (
     val index = batchIndex.get
     val (ids, _) = index.batches(stripe)
     val starts = index.batchStarts(stripe)
-    RowRanges.of(ids.indices.filter(i => b.contains(ids(i))).map(i => (starts(i), starts(i + 1))))
+    val runs = scala.collection.mutable.ArrayBuffer.empty[(Int, Int)]
+    var i = 0
+    while (i < ids.length) { if (b.contains(ids(i))) runs += ((starts(i), starts(i + 1))); i += 1 }
+    RowRanges.of(runs.toSeq)
   }
 
   /** The filter's flat columns: (name in the filter, source file, column index). */
@@ -217,13 +220,15 @@ final private[scan] class SplitReader private (
       (node.field.dataType == FermionType.List || node.field.dataType == FermionType.Map)
     }.toSet
     // The pages of a nested column's values cannot be chosen from the rows alone (their value
-    // counts are not row counts), so a selection would decode them all: a few selected rows (batch
-    // or point lookups) are taken instead, their structure read first, then only the pages of
-    // their values (FileTake).
+    // counts are not row counts), so a selection would decode them all; a string column's would
+    // turn its whole OFFSETS chunk into offsets. A few selected rows (batch or point lookups) are
+    // taken instead, their structure read first (constant lengths are not expanded), then only
+    // the pages of their values (FileTake).
     val taken =
       if (selection == null || selection.rowCount.toLong * TakeBelow > rows) Set.empty[Int]
       else present.indices.filter { p =>
-        !reused.contains(p) && FermionType.isNested(present(p)._4.field.dataType)
+        val t = present(p)._4.field.dataType
+        !reused.contains(p) && (FermionType.isNested(t) || FermionType.isVariableWidth(t))
       }.toSet
     val fetches =
       present.indices.filterNot(p => reused.contains(p) || taken.contains(p)).groupBy(p => present(p)._2)
