@@ -5,6 +5,7 @@ the pages Fermion decoded against columns x batches, and the file sizes (batch m
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import time
@@ -28,6 +29,8 @@ def main():
         .selectExpr("sample", "substr(sha2(concat(cast(sample as string), '-', cast(idx as string)), 256), 1, 20) as s",
                     VECTOR_SQL)
     if not all(os.path.exists(p) for p in paths.values()):
+        for p in paths.values():  # an overwrite would keep the old version's files: sizes must be one copy's
+            shutil.rmtree(p, ignore_errors=True)
         for name, writer in (
                 ("batched", lambda: df.write.mode("overwrite").format("fermion").option("batchKey", "sample")),
                 ("plain", lambda: df.write.mode("overwrite").format("fermion")),

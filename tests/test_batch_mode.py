@@ -38,6 +38,31 @@ def test_batches_round_trip_and_lookups_read_only_their_pages(spark, tmp_table):
     # (one page per column and batch is checked on the files themselves by the core's BatchModeSuite)
 
 
+def test_a_lookup_of_one_batch_runs_one_task(spark, tmp_table):
+    path = tmp_table()
+    # four tasks write four files of ascending keys, in stripes of at most 500 rows
+    samples(spark, 0, 4000, partitions=4).write.format("fermion").option("batchKey", "sample") \
+        .option("stripeRows", "500").save(path)
+    # small splits, so that a scan by size makes many tasks
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "16384")
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    try:
+        t = spark.read.format("fermion").load(path)
+        assert t.rdd.getNumPartitions() >= 4
+        one = t.where("sample = 2345")
+        assert one.rdd.getNumPartitions() == 1
+        assert sorted(r.frame for r in one.collect()) == list(range(2345 % 9 + 1))
+        # batches in two files: a task for each stripe that holds them, none for the other files
+        two = t.where("sample IN (10, 3990)")
+        assert two.rdd.getNumPartitions() == 2
+        assert sorted((r.sample, r.frame) for r in two.collect()) == \
+            sorted([(10, f) for f in range(10 % 9 + 1)] + [(3990, f) for f in range(3990 % 9 + 1)])
+        assert t.where("sample = 123456").count() == 0
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
 def test_take_batches_in_order(spark, tmp_table):
     path = tmp_table()
     samples(spark, 0, 500).write.format("fermion").option("batchKey", "sample").save(path)

@@ -59,9 +59,10 @@ class BatchModeSuite extends AnyFunSuite {
       path: Path,
       ids: IndexedSeq[Long],
       sizes: IndexedSeq[Int],
-      firstRow: Long = 0
+      firstRow: Long = 0,
+      options: WriterOptions = opts
   ): IndexedSeq[(Long, Long, Int)] = {
-    val w = FermionFileWriter.createBatched(path, conf, schema, opts)
+    val w = FermionFileWriter.createBatched(path, conf, schema, options)
     var next = firstRow
     val out = IndexedSeq.newBuilder[(Long, Long, Int)]
     try ids.zip(sizes).foreach { case (b, size) =>
@@ -220,6 +221,58 @@ class BatchModeSuite extends AnyFunSuite {
       } finally b.close()
       intercept[FermionRowNotFoundException](scan.takeBatches(Array(3L), conf, allocator))
     } finally { scan.close(); allocator.close() }
+  }
+
+  test("a lookup's tasks cover only the stripes that may hold its batches, and read what a full scan finds") {
+    val rnd = new Random(5)
+    val dir = TestFiles.tempDir("fermion-batch-tasks")
+    // Two files of ascending ids, so each stripe holds its own range of batch ids; one file
+    // without batches, which holds none.
+    val ids = (0 until 400).map(i => 5L * i)
+    val sizes = IndexedSeq.fill(400)(1 + rnd.nextInt(30))
+    val small = opts.copy(stripeMaxRows = 300)
+    val first = writeBatches(new Path(dir.resolve("a.fermion").toUri), ids.take(200), sizes.take(200), 0, small)
+    val second =
+      writeBatches(new Path(dir.resolve("b.fermion").toUri), ids.drop(200), sizes.drop(200), 100000, small)
+    val plain = FermionFileWriter.create(new Path(dir.resolve("c.fermion").toUri), conf, schema, opts)
+    val root = NestedData.root(fields, (0 until 50).map(i => row(200000L + i)))
+    try plain.write(root)
+    finally { root.close(); plain.close() }
+    val expected = first ++ second
+    val s = Snapshot.open(dir.toString, conf)
+    val stripesOf = Seq("a", "b").map { n =>
+      val r = TestFiles.open(dir.resolve(s"$n.fermion"))
+      try (0 until r.numStripes).map(i => (r.stripes.dataOffset(i), r.batchIndex.get.batches(i)._1.toSet))
+      finally r.close()
+    }
+    assert(stripesOf.forall(_.size > 3), stripesOf.map(_.size))
+    for (round <- 0 until 8) {
+      val wanted = IndexedSeq.fill(1 + rnd.nextInt(3))(ids(rnd.nextInt(ids.size))).toSet
+      val scan = s.scanBuilder().select("id").withBatchColumns().batches(wanted).build()
+      val tasks = scan.planTasks(TaskSizing(maxSplitBytes = 1L, openCostBytes = 0L), conf)
+      // every split starts at a stripe holding a wanted batch; every such stripe is read once
+      val starts = tasks.flatMap(_.splits).map(sp => (sp.file.path.endsWith("a.fermion"), sp.start))
+      val holding = stripesOf.zipWithIndex.flatMap { case (stripes, f) =>
+        stripes.collect { case (off, batchIds) if batchIds.exists(wanted.contains) => (f == 0, off) }
+      }
+      assert(starts.sorted == holding.sorted, s"round $round")
+      val allocator = new RootAllocator()
+      val got = IndexedSeq.newBuilder[(AnyRef, AnyRef)]
+      try tasks.foreach { t =>
+          val r = new ScanTaskReader(scan.plan, t, conf, allocator)
+          try while (r.next()) {
+              val b = r.batch
+              (0 until b.numRows).foreach(i => got += ((b.vector(0).getObject(i), b.vector(1).getObject(i))))
+            }
+          finally r.close()
+        }
+      finally allocator.close()
+      assert(
+        got.result().sortBy(_._1.asInstanceOf[Long]) ==
+          expected.filter(e => wanted.contains(e._2)).map(e => (Long.box(e._1), Long.box(e._2))),
+        s"round $round"
+      )
+    }
   }
 
   test("a batch is never split across stripes; appending outside a batch is an error") {

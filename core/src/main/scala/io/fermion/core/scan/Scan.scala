@@ -39,8 +39,17 @@ final class Scan private[scan] (
   /** Closes the files that takes keep open (a scan used only for [[batches]] or tasks holds none). */
   override def close(): Unit = takeCache.close()
 
-  /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. */
-  def planTasks(sizing: TaskSizing = TaskSizing()): IndexedSeq[ScanTask] = TaskPlanner.plan(snapshot.files, sizing)
+  /** Tasks sized as Spark's file sources size theirs (see [[TaskSizing]]), largest first. A scan
+    * that selects batches ([[ScanBuilder.batches]]) gets tasks for just the stripes whose batch id
+    * range meets the selection: each batch-mode file's footer and batch index are read here once
+    * per JVM (with `conf`), so that a lookup of a few batches runs a few tasks. */
+  def planTasks(sizing: TaskSizing = TaskSizing(), conf: Configuration = null): IndexedSeq[ScanTask] =
+    plan.batches match {
+      case Some(selection) =>
+        val c = Option(conf).getOrElse(new Configuration())
+        TaskPlanner.planSplits(BatchStripes.splits(snapshot.files, selection, c, plan.options), sizing)
+      case None => TaskPlanner.plan(snapshot.files, sizing)
+    }
 
   /** Tasks reading fragments `fragments` of `other`, another version of this scan's dataset, with
     * this scan's [[plan]] (how a stream reads each version's new fragments). `other` must have the

@@ -71,7 +71,10 @@ final class FermionScan(
       else {
         val conf = SQLConf.get
         val parallelism = math.max(1, SparkSession.active.sparkContext.defaultParallelism)
-        scan.planTasks(TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism))
+        scan.planTasks(
+          TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism),
+          io.fermion.spark.FermionTableSchema.hadoopConf()
+        )
       }
     tasks.map(t => FermionInputPartition(t): InputPartition).toArray
   }
