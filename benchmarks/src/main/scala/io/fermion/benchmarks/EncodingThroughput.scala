@@ -166,7 +166,8 @@ object EncodingThroughput {
   }
 
   private def write(file: java.nio.file.Path, c: Case, conf: Configuration, allocator: RootAllocator): Unit = {
-    val schema = new Schema(Seq(new Field("v", new FieldType(false, c.t, null), java.util.Collections.emptyList())).asJava)
+    val schema =
+      new Schema(Seq(new Field("v", new FieldType(false, c.t, null), java.util.Collections.emptyList())).asJava)
     val options = WriterOptions.parse(Map("encodings" -> c.allowed, "compression" -> c.codec))
     val w = FermionFileWriter.create(new Path(file.toUri), conf, ArrowSchemaMapping.toFermion(schema), options)
     val batch = 65536
