@@ -54,8 +54,9 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
   def packed(n: Int, width: Int, reference: Long, out: Array[Long], scratch: LongScratch, what: String): Unit = {
     val words = BitPacking.wordsFor(n, width)
     need(words.toLong * 8, what)
-    val w = scratch.words(words)
+    val w = scratch.words(words + 1) // one word of slack: see BitPacking.unpack
     buf.asLongBuffer().get(w, 0, words)
+    w(words) = 0L
     buf.position(buf.position() + words * 8)
     BitPacking.unpack(w, n, width, reference, out)
   }

@@ -498,7 +498,28 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           val base = p.off
           @inline def take(v: Long): Unit = { seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
           var i = 0
-          w match {
+          // Pages without nulls (most): one loop per width with no validity lookup per value.
+          val noNulls = n > 0 && validity.count(row, n) == n
+          if (noNulls) {
+            seen = true
+            w match {
+              case 1 =>
+                while (i < n) { val v = p.bytes(base + i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
+              case 2 =>
+                while (i < n) {
+                  val v = bb.getShort(base + 2 * i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1
+                }
+              case 4 =>
+                while (i < n) {
+                  val v = bb.getInt(base + 4 * i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1
+                }
+              case 8 =>
+                while (i < n) { val v = bb.getLong(base + 8 * i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
+              case _ => seen = false // booleans: below
+            }
+            if (seen) i = n
+          }
+          if (i < n) w match {
             case 0 => while (i < n) {
                 if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1
               }
