@@ -40,6 +40,10 @@ final private[scan] class FileTake(
 
   /** DATA pages decoded by this object, and the time spent on them. */
   def pagesDecoded: Long = pages.pagesDecoded
+
+  /** DATA pages of the columns taken that no requested row needed (what a scan counts as skipped). */
+  def pagesSkipped: Long = skipped
+  private var skipped = 0L
   def decodeNanos: Long = pages.decodeNanos
 
   /** For each `(stripe, rows)` (rows sorted, distinct, within the stripe), the values of
@@ -60,6 +64,7 @@ final private[scan] class FileTake(
     plans.flatten.foreach(_.readStructure(first))
     // Round 2: DATA pages (or the requested values of PLAIN uncompressed pages).
     val second = fetch(plans.flatten.flatMap(_.dataRanges))
+    skipped += plans.flatten.map(_.pagesSkipped).sum
     val out = plans.map(ps => new Array[FieldVector](ps.size))
     try {
       plans.indices.foreach(k => plans(k).indices.foreach(i => out(k)(i) = plans(k)(i).build(second, allocator)))
@@ -340,6 +345,15 @@ final private[scan] class FileTake(
       case _ => IndexedSeq.empty
     }
 
+    /** DATA pages of this node and its children in the stripe that hold no wanted slot. */
+    def pagesSkipped: Long = {
+      val own = dataStream match {
+        case Some(s) if m.descType(s) == DescType.Full => math.max(0, m.fullNumPages(s, stripe) - dataPlan.size)
+        case _ => 0
+      }
+      own + children.map(_.pagesSkipped).sum
+    }
+
     def dataRanges: Seq[ByteRange] =
       dataPlan.flatMap { d =>
         if (!d.partial) Seq(ByteRange(d.offset, d.length))
@@ -369,6 +383,7 @@ final private[scan] class FileTake(
     def structureRanges: Seq[ByteRange] = root.toSeq.flatMap(_.structureRanges)
     def readStructure(f: Fetched): Unit = root.foreach(_.readStructure(f, rows))
     def dataRanges: Seq[ByteRange] = root.toSeq.flatMap(_.dataRanges)
+    def pagesSkipped: Long = root.map(_.pagesSkipped).getOrElse(0L)
 
     def build(f: Fetched, allocator: BufferAllocator): FieldVector = root match {
       case None => ColumnDecoder.nullVector(node.field, wanted.length, allocator) // no CMB: null everywhere

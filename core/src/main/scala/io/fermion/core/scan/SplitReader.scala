@@ -331,6 +331,7 @@ final private[scan] class SplitReader private (
   private val TakeBelow = 8
 
   private var takePages = 0L
+  private var takeSkipped = 0L
   private var takeNanos = 0L
 
   /** The `rows` (sorted) of `stripe` of the columns at positions `ps` of [[present]], into `into`. */
@@ -339,6 +340,7 @@ final private[scan] class SplitReader private (
       val take = FileTake(sources(src), plan)
       val got = take.take(IndexedSeq(stripe -> rows), group.map(p => present(p)._3 -> present(p)._4), allocator).head
       takePages += take.pagesDecoded
+      takeSkipped += take.pagesSkipped
       takeNanos += take.decodeNanos
       group.zip(got).foreach { case (p, v) => into(p) = v }
     }
@@ -398,7 +400,7 @@ final private[scan] class SplitReader private (
     bytesRead = sources.map(_.bytesRead).sum,
     metadataBytesRead = sources.map(_.metadataBytesRead).sum,
     pagesDecoded = sources.map(_.pagesDecoded).sum + takePages,
-    pagesSkipped = sources.map(_.dataPagesSkipped).sum,
+    pagesSkipped = sources.map(_.dataPagesSkipped).sum + takeSkipped,
     decodeNanos = sources.map(_.decodeNanos).sum + takeNanos
   )
 
