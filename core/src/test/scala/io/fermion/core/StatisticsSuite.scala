@@ -57,6 +57,41 @@ class StatisticsSuite extends AnyFunSuite {
     } finally r.close()
   }
 
+  test("encoded float pages with and without NaN and nulls read back; their statistics are checked") {
+    val file = tempDir("fermion-stats-nan").resolve("n.fermion")
+    val schema = new Schema(Seq(
+      ArrowTestData.field("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+      ArrowTestData.field("f", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
+      ArrowTestData.field("dn", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE))
+    ).asJava)
+    val root = VectorSchemaRoot.create(schema, allocator)
+    val rows = 4096
+    // Few distinct values: dictionary pages, which (unlike PLAIN ones) the reader checks against
+    // their statistics. Pages of 512 rows: some with a NaN, some without, `dn` with nulls.
+    val values = IndexedSeq(1.5, -2.0, Double.PositiveInfinity, -0.0)
+    def x(i: Int) = if (i % 1000 == 7) Double.NaN else values(i % values.size)
+    try {
+      root.allocateNew()
+      val d = root.getVector(0).asInstanceOf[Float8Vector]
+      val f = root.getVector(1).asInstanceOf[org.apache.arrow.vector.Float4Vector]
+      val dn = root.getVector(2).asInstanceOf[Float8Vector]
+      (0 until rows).foreach { i =>
+        d.setSafe(i, x(i)); f.setSafe(i, x(i).toFloat)
+        if (i % 3 == 0) dn.setNull(i) else dn.setSafe(i, x(i))
+      }
+      root.setRowCount(rows)
+      write(
+        file,
+        root,
+        WriterOptions(pageRows = 512, encodings = io.fermion.core.encoding.EncodingSet.parse("dictionary"))
+      )
+    } finally root.close()
+    val got = readAll(file)
+    assert(got(0) == (0 until rows).map(i => normalize(Double.box(x(i)))))
+    assert(got(1) == (0 until rows).map(i => normalize(Float.box(x(i).toFloat))))
+    assert(got(2) == (0 until rows).map(i => if (i % 3 == 0) null else normalize(Double.box(x(i)))))
+  }
+
   test("merge follows each type's order") {
     def d(v: Double) = java.lang.Double.doubleToRawLongBits(v)
     val f = ValueStats.HasMinMax | ValueStats.DoubleBits

@@ -468,7 +468,22 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
           val single = t == FermionType.Float32
           var i = 0
-          while (i < p.valueCount) {
+          val n = p.valueCount
+          // Pages without nulls (most): no validity lookup per value; any non-NaN value leaves lo <= hi.
+          if (n > 0 && validity.count(row, n) == n) {
+            if (single) while (i < n) {
+              val d = java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
+              if (d != d) nan = true else { if (d < lo) lo = d; if (d > hi) hi = d }
+              i += 1
+            }
+            else while (i < n) {
+              val d = java.lang.Double.longBitsToDouble(bb.getLong(p.off + i * 8))
+              if (d != d) nan = true else { if (d < lo) lo = d; if (d > hi) hi = d }
+              i += 1
+            }
+            seen = lo <= hi
+          }
+          while (i < n) {
             if (validity.isSet(row + i)) {
               val d =
                 if (single) java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
