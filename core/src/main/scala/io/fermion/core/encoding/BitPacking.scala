@@ -37,10 +37,7 @@ private[core] object BitPacking {
     if (used > 0) buf.putLong(acc)
   }
 
-  /** Unpacks n values of `width` bits from `words` into `out(0 until n)`, adding `reference`.
-    * `words` holds one word more than the packed ones (any value): a value's bits are taken from
-    * two adjacent words without a branch, the second shifted by `64 - s` in two steps so that a
-    * value within one word (`s == 0`) takes nothing from the next. */
+  /** Unpacks n values of `width` bits from `words` into `out(0 until n)`, adding `reference`. */
   def unpack(words: Array[Long], n: Int, width: Int, reference: Long, out: Array[Long]): Unit = {
     if (width == 0) { java.util.Arrays.fill(out, 0, n, reference); return }
     val mask = if (width == 64) -1L else (1L << width) - 1
@@ -49,7 +46,8 @@ private[core] object BitPacking {
     while (i < n) {
       val w = (bit >>> 6).toInt
       val s = (bit & 63).toInt
-      val v = (words(w) >>> s) | ((words(w + 1) << 1) << (63 - s))
+      var v = words(w) >>> s
+      if (s + width > 64) v |= words(w + 1) << (64 - s)
       out(i) = (v & mask) + reference
       bit += width
       i += 1

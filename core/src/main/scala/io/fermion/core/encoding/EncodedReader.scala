@@ -54,9 +54,8 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
   def packed(n: Int, width: Int, reference: Long, out: Array[Long], scratch: LongScratch, what: String): Unit = {
     val words = BitPacking.wordsFor(n, width)
     need(words.toLong * 8, what)
-    val w = scratch.words(words + 1) // one word of slack: see BitPacking.unpack
+    val w = scratch.words(words)
     buf.asLongBuffer().get(w, 0, words)
-    w(words) = 0L
     buf.position(buf.position() + words * 8)
     BitPacking.unpack(w, n, width, reference, out)
   }
