@@ -614,8 +614,6 @@ private[core] object ColumnDecoder {
     v.setValueCount(rows)
   }
 
-  /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
-    * bounded buffer. */
   /** Child `i` of `s`, the vector of a struct's fields or of a map's key and value, which `node`
     * has `children` of. Arrow keeps one child per name, so a struct whose fields share a name
     * (legal in a file, where names SHOULD be unique) cannot be read into Arrow: refused, naming
@@ -630,6 +628,8 @@ private[core] object ColumnDecoder {
     s.getChildByOrdinal(i).asInstanceOf[FieldVector]
   }
 
+  /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
+    * bounded buffer. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
     val chunk = math.min(n, 1 << 16)
     if (chunk <= 0) return
