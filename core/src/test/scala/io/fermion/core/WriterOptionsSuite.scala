@@ -41,6 +41,14 @@ class WriterOptionsSuite extends AnyFunSuite {
     assert(WriterOptions.parse(Map("batchKey" -> "sample", "pageSize" -> "1m")).pageSize == 1024 * 1024)
   }
 
+  test("compressionBlockSize: table-wide and per column, 0 turns blocks off, other sizes below 1 KiB are refused") {
+    assert(WriterOptions.parse(Map.empty).forColumn("a").compressionBlockSize == 16 * 1024)
+    val o = WriterOptions.parse(Map("compressionBlockSize" -> "4k", "column.b.compressionBlockSize" -> "0"))
+    assert(o.forColumn("a").compressionBlockSize == 4096 && o.forColumn("b").compressionBlockSize == 0)
+    val e = intercept[IllegalArgumentException](WriterOptions.parse(Map("compressionBlockSize" -> "100")))
+    assert(e.getMessage.contains("compressionBlockSize"), e.getMessage)
+  }
+
   test("bad values name the option") {
     def err(opts: (String, String)*): String =
       intercept[IllegalArgumentException](WriterOptions.parse(opts.toMap)).getMessage

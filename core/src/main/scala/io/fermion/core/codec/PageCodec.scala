@@ -8,8 +8,12 @@ private[core] object PageCodec {
   val None: Int = 0
   val Zstd: Int = 1
 
+  /** zstd in independent blocks behind a block table ([[ZstdBlocks]]): chosen by the writer's
+    * `compressionBlockSize`, never named by the `compression` option. */
+  val ZstdBlocks: Int = 2
+
   def name(id: Int): String = id match {
-    case None => "none"; case Zstd => "zstd"; case other => s"unknown($other)"
+    case None => "none"; case Zstd => "zstd"; case ZstdBlocks => "zstd-blocks"; case other => s"unknown($other)"
   }
 
   def parse(name: String): Int = name.toLowerCase(java.util.Locale.ROOT) match {
@@ -44,15 +48,23 @@ private[core] object PageCodec {
   // borrowed and returned; one that saw an error is closed.
   private val idleContexts = new java.util.concurrent.ArrayBlockingQueue[ZstdDecompressCtx](64)
 
-  /** Decompresses into `dst(0 until expected)`; false on corrupt input or any other length. */
-  def decompress(codec: Int, src: Array[Byte], off: Int, len: Int, dst: Array[Byte], expected: Int): Boolean =
+  /** Decompresses into `dst(dstOff until dstOff + expected)`; false on corrupt input or any other length. */
+  def decompress(
+      codec: Int,
+      src: Array[Byte],
+      off: Int,
+      len: Int,
+      dst: Array[Byte],
+      expected: Int,
+      dstOff: Int = 0
+  ): Boolean =
     codec match {
       case Zstd =>
         // zstd-jni raises ZstdException on a corrupt frame (e.g. "Destination buffer is too small").
         val ctx = Option(idleContexts.poll()).getOrElse(new ZstdDecompressCtx)
         var reusable = false
         try {
-          val n = ctx.decompressByteArray(dst, 0, expected, src, off, len)
+          val n = ctx.decompressByteArray(dst, dstOff, expected, src, off, len)
           reusable = true
           n == expected
         } catch { case _: RuntimeException => false }

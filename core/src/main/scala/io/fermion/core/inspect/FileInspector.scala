@@ -208,7 +208,7 @@ object FileInspector {
         // fetched in one batch of 20-byte reads.
         val (cached, known) =
           chunks.flatMap(_.flatMap(_.pages.map(_.offset))).partition(o => reader.inTail(o, PageHeader.Size))
-        val headers = (input.readRanges(known.map(o => ByteRange(o, PageHeader.Size)))
+        val headers = (input.readScattered(known.map(o => ByteRange(o, PageHeader.Size)))
           .zip(known).map { case (f, o) => o -> PageHeader.decode(f.join().order(ByteOrder.LITTLE_ENDIAN), 0) } ++
           cached.map(o => o -> PageHeader.decode(reader.readBytes(o, PageHeader.Size), 0))).toMap
         chunks.map(_.map { c =>

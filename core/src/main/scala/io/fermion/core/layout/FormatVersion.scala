@@ -6,8 +6,9 @@ package io.fermion.core.layout
   * encodings other than PLAIN, which a 1.0 reader reports as "unknown page encoding"; 1.2 added
   * bloom filters after DATA chunks (their length in the FullChunkDesc's last word), which 1.1
   * readers ignore; 1.3 added batch mode (settings bit 1, BATCH_META chunks inside the stripes'
-  * ranges and a batch index before the first CMB), which 1.2 readers ignore. */
+  * ranges and a batch index before the first CMB), which 1.2 readers ignore; 1.4 added the page
+  * codec zstd-blocks (2), which a 1.3 reader reports as "unknown page codec". */
 private[core] object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 3
+  val Minor: Int = 4
 }

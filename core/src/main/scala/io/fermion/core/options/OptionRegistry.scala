@@ -50,6 +50,17 @@ object OptionRegistry {
     spec("compressionLevel", Write, "`3`", "zstd level, -7..22", perColumn = true) { v =>
       val n = int(v); within(n >= -7 && n <= 22, "must be within -7..22")(n)
     }
+  val CompressionBlockSize: OptionSpec[Int] = spec(
+    "compressionBlockSize",
+    Write,
+    "`16k`",
+    "zstd pages with more raw bytes than this are compressed in independent blocks of this size, so that a take " +
+      "decompresses only the blocks holding its values (`1k`..`64m`, or `0`: one zstd frame per page)",
+    perColumn = true
+  ) { v =>
+    val n = if (v.trim == "0") 0L else bytes(Int.MaxValue)(v)
+    within(n == 0 || (n >= 1024 && n <= (64 << 20)), "must be 0 or between 1 KiB and 64 MiB")(n.toInt)
+  }
   val Encodings: OptionSpec[EncodingSet] = spec(
     "encodings",
     Write,
@@ -334,6 +345,7 @@ object OptionRegistry {
   val all: IndexedSeq[OptionSpec[_]] = IndexedSeq(
     Compression,
     CompressionLevel,
+    CompressionBlockSize,
     Encodings,
     PageSize,
     PageRows,

@@ -3,7 +3,7 @@ package io.fermion.core.read
 import java.nio.ByteBuffer
 import java.util.zip.CRC32
 
-import io.fermion.core.codec.PageCodec
+import io.fermion.core.codec.{PageCodec, ZstdBlocks}
 import io.fermion.core.encoding.{MalformedPageException, PageValueDecoder, PageValues}
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
@@ -136,6 +136,20 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
               "zstd page does not decompress to its recorded length"
             )
           DecodedPage(raw, 0, h.uncompressedLength, h.valueCount, h.encoding)
+        case PageCodec.ZstdBlocks =>
+          val table = PageDecoder.blockTable(path, fileOffset, chunk, payloadAt, h)
+          val raw = scratchOf(h.uncompressedLength)
+          var i = 0
+          while (i < table.blocks) {
+            if (!ZstdBlocks.decodeBlock(table, i, arr, arrOff + table.starts(i), raw, i * table.blockSize))
+              throw new InvalidFermionFileException(
+                path,
+                fileOffset,
+                s"block $i of a zstd-blocks page does not decompress to its ${table.rawSize(i)} bytes"
+              )
+            i += 1
+          }
+          DecodedPage(raw, 0, h.uncompressedLength, h.valueCount, h.encoding)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
       val page =
@@ -206,6 +220,15 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
 }
 
 private[core] object PageDecoder {
+
+  /** The block table of the `zstd-blocks` page with header `h` whose payload starts at `b(at)`,
+    * with all of the table's bytes at hand. */
+  def blockTable(path: String, fileOffset: Long, b: ByteBuffer, at: Int, h: PageHeader): ZstdBlocks.Table =
+    ZstdBlocks.parseTable(b, at, b.limit() - at, h.storedLength, h.uncompressedLength) match {
+      case Right(Some(t)) => t
+      case Right(None) => throw new InvalidFermionFileException(path, fileOffset, "zstd-blocks table is cut short")
+      case Left(why) => throw new InvalidFermionFileException(path, fileOffset, why)
+    }
 
   /** The largest body any encoding of docs/format.md 5.7 can give `n` values of `kind` (variable
     * width: whose decoded bytes are at most `maxBytes`): a page header recording more raw bytes is

@@ -2,6 +2,7 @@ package io.fermion.core.scan
 
 import java.nio.{ByteBuffer, ByteOrder}
 
+import io.fermion.core.codec.ZstdBlocks
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, PageHeader, StreamType}
@@ -15,13 +16,16 @@ import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 
 /** Reads given rows of one file without decoding whole stripes: the random-access path.
   *
-  * For each stripe that holds requested rows, two rounds of reads are issued (each one vectored
+  * For each stripe that holds requested rows, rounds of reads are issued (each one vectored
   * request with nearby ranges merged): first every VALIDITY and OFFSETS chunk of the requested
   * columns' nodes (what maps rows to the slots of nested nodes and to byte positions), then only
   * the DATA pages that hold requested slots, found by the page row counts of the CMB. Of a PLAIN
   * page stored uncompressed only the requested values' bytes are read (their CRC32 cannot be
-  * checked without the whole page; every page read whole is checked as usual). Values are decoded
-  * into Arrow vectors of just the requested rows, in row order. */
+  * checked without the whole page; every page read whole is checked as usual). Of a larger page
+  * that may be a PLAIN page compressed in blocks (`zstd-blocks`), the second round reads the
+  * header and block table, and a third only the blocks holding the requested values (each checked
+  * against its own CRC32). Values are decoded into Arrow vectors of just the requested rows, in
+  * row order. */
 final private[scan] class FileTake(
     reader: FermionFileReader,
     verifyChecksums: Boolean,
@@ -32,7 +36,8 @@ final private[scan] class FileTake(
     structures: Option[StructureCache] = None
 ) {
   private val path = reader.path
-  private val pages = new PageDecoder(path, verifyChecksums)
+  // A file written without page CRCs has 0 in every header's crc32: nothing to verify.
+  private val pages = new PageDecoder(path, verifyChecksums && reader.footer.hasPageCrc)
   private var read = 0L
 
   /** Bytes fetched by this object. */
@@ -62,32 +67,56 @@ final private[scan] class FileTake(
     // Round 1: VALIDITY and OFFSETS chunks of every node.
     val first = fetch(plans.flatten.flatMap(_.structureRanges))
     plans.flatten.foreach(_.readStructure(first))
-    // Round 2: DATA pages (or the requested values of PLAIN uncompressed pages).
+    // Round 2: DATA pages (or the requested values of PLAIN uncompressed pages, or the block table
+    // of pages that may be compressed in blocks).
     val second = fetch(plans.flatten.flatMap(_.dataRanges))
+    plans.flatten.foreach(_.resolveProbes(second))
+    // Round 3: the blocks or packed words holding requested values (or the whole page).
+    val probed = plans.flatten.flatMap(_.probedRanges)
+    val data = if (probed.isEmpty) second else second.andThen(fetch(probed))
     skipped += plans.flatten.map(_.pagesSkipped).sum
     val out = plans.map(ps => new Array[FieldVector](ps.size))
     try {
-      plans.indices.foreach(k => plans(k).indices.foreach(i => out(k)(i) = plans(k)(i).build(second, allocator)))
+      plans.indices.foreach(k => plans(k).indices.foreach(i => out(k)(i) = plans(k)(i).build(data, allocator)))
       out.map(_.toIndexedSeq)
     } catch { case t: Throwable => out.foreach(_.foreach(v => if (v != null) v.close())); throw t }
   }
 
-  final private class Fetched(parts: IndexedSeq[(ByteRange, ByteBuffer)]) {
+  /** The bytes of one or more rounds of reads, each round's ranges sorted and disjoint. */
+  final private class Fetched(val rounds: List[IndexedSeq[(ByteRange, ByteBuffer)]]) {
+    def andThen(next: Fetched): Fetched = new Fetched(rounds ++ next.rounds)
+
     def apply(offset: Long, length: Long): ByteBuffer = {
       // The coalescer drops empty ranges (an empty string's value), so they were never fetched.
       if (length == 0) return ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN)
-      val (range, buf) = parts.find { case (r, _) => offset >= r.offset && offset + length <= r.end }
+      rounds.iterator.map(find(_, offset, length)).collectFirst { case Some(b) => b }
         .getOrElse(throw new IllegalStateException(s"bytes at $offset were not fetched"))
-      val b = buf.duplicate()
-      b.position(buf.position() + (offset - range.offset).toInt)
-      b.limit(b.position() + length.toInt)
-      b.slice().order(ByteOrder.LITTLE_ENDIAN)
+    }
+
+    private def find(parts: IndexedSeq[(ByteRange, ByteBuffer)], offset: Long, length: Long): Option[ByteBuffer] = {
+      // The last range starting at or before `offset`.
+      var lo = 0
+      var hi = parts.size - 1
+      while (lo < hi) {
+        val mid = (lo + hi + 1) >>> 1
+        if (parts(mid)._1.offset <= offset) lo = mid else hi = mid - 1
+      }
+      if (parts.isEmpty) return None
+      val (range, buf) = parts(lo)
+      if (offset < range.offset || offset + length > range.end) None
+      else {
+        val b = buf.duplicate()
+        b.position(buf.position() + (offset - range.offset).toInt)
+        b.limit(b.position() + length.toInt)
+        Some(b.slice().order(ByteOrder.LITTLE_ENDIAN))
+      }
     }
   }
 
-  private def fetch(ranges: Seq[ByteRange]): Fetched = {
+  private def fetch(ranges: Seq[ByteRange]): Fetched = if (ranges.isEmpty) new Fetched(Nil)
+  else {
     val merged = RangeCoalescer.coalesce(ranges, coalesceGap, 64L << 20).map(_.range)
-    val futures = reader.input.readRanges(merged)
+    val futures = reader.input.readScattered(merged)
     val buffers = merged.zip(futures).map { case (r, f) =>
       val b =
         try f.join()
@@ -101,7 +130,7 @@ final private[scan] class FileTake(
       read += r.length
       r -> b
     }
-    new Fetched(buffers)
+    new Fetched(List(buffers))
   }
 
   /** One node of a column's projection in one stripe: its slots there, the requested ones, and
@@ -302,23 +331,31 @@ final private[scan] class FileTake(
       case Some(s) if wanted.nonEmpty && !allNull && m.descType(s) == DescType.Full && m.fullLength(s, stripe) > 0 =>
         val n = m.fullNumPages(s, stripe)
         val width = FermionType.fixedWidth(field.dataType)
-        val starts = new Array[Int](n + 1)
-        val offs = new Array[Long](n + 1)
-        offs(0) = m.fullOffset(s, stripe)
-        if (n <= 1) { starts(1) = slots; offs(1) = offs(0) + m.fullLength(s, stripe) }
-        else {
-          val pool = m.fullPageMetaOffset(s, stripe)
-          var p = 0
-          while (p < n) {
-            val rc = m.pageRowCount(pool, p)
-            if (rc < 0) throw new InvalidFermionFileException(path, offs(0), s"page of `${field.name}` has $rc rows")
-            starts(p + 1) = starts(p) + rc
-            offs(p + 1) = offs(p) + (m.pageSize(pool, p) & 0xffffffffL)
-            p += 1
+        // Where each page starts, in slots and in the file: kept between takes like the structure.
+        val layout = cached[PageLayout](s).getOrElse {
+          val starts = new Array[Int](n + 1)
+          val offs = new Array[Long](n + 1)
+          offs(0) = m.fullOffset(s, stripe)
+          if (n <= 1) { starts(1) = slots; offs(1) = offs(0) + m.fullLength(s, stripe) }
+          else {
+            val pool = m.fullPageMetaOffset(s, stripe)
+            var p = 0
+            while (p < n) {
+              val rc = m.pageRowCount(pool, p)
+              if (rc < 0) throw new InvalidFermionFileException(path, offs(0), s"page of `${field.name}` has $rc rows")
+              starts(p + 1) = starts(p) + rc
+              offs(p + 1) = offs(p) + (m.pageSize(pool, p) & 0xffffffffL)
+              p += 1
+            }
           }
+          if (starts(n) != slots || offs(n) != m.fullOffset(s, stripe) + m.fullLength(s, stripe))
+            throw new InvalidFermionFileException(path, offs(0), s"pages of `${field.name}` do not add up to its chunk")
+          val l = PageLayout(starts, offs)
+          structures.foreach(_.put(column, s, stripe, l, 12L * (n + 1)))
+          l
         }
-        if (starts(n) != slots || offs(n) != m.fullOffset(s, stripe) + m.fullLength(s, stripe))
-          throw new InvalidFermionFileException(path, offs(0), s"pages of `${field.name}` do not add up to its chunk")
+        val starts = layout.starts
+        val offs = layout.offsets
         // Wanted slots grouped by page.
         val out = IndexedSeq.newBuilder[DataRead]
         var i = 0
@@ -336,9 +373,11 @@ final private[scan] class FileTake(
             if (field.dataType == FermionType.Bool) -1L
             else if (width > 0) rowsInPage.toLong * (if (width == 16) 16 else width)
             else offsets(starts(p + 1)).toLong - offsets(starts(p))
-          val partial = !wholePages && plainBytes >= 0 && pageBytes == PageHeader.Size + plainBytes &&
-            inPage.length.toLong * 8 < rowsInPage
-          out += DataRead(p, starts(p), offs(p), pageBytes, inPage, i, partial, width)
+          val few = !wholePages && plainBytes >= 0 && inPage.length.toLong * 8 < rowsInPage
+          val partial = few && pageBytes == PageHeader.Size + plainBytes
+          // Maybe a PLAIN page compressed in blocks: its table first (a smaller page is read whole).
+          val probe = few && !partial && pageBytes > FileTake.BlockProbeMinBytes
+          out += DataRead(p, starts(p), offs(p), pageBytes, inPage, i, partial, width, probe, plainBytes)
           i = j
         }
         out.result()
@@ -356,12 +395,120 @@ final private[scan] class FileTake(
 
     def dataRanges: Seq[ByteRange] =
       dataPlan.flatMap { d =>
-        if (!d.partial) Seq(ByteRange(d.offset, d.length))
-        else ByteRange(d.offset, PageHeader.Size) +: d.slots.toSeq.map { slot =>
-          val (from, until) = valueBytes(d, slot)
-          ByteRange(d.offset + PageHeader.Size + from, until - from)
+        if (d.probe) Seq(ByteRange(d.offset, FileTake.probeBytes(d.plainBytes, d.length)))
+        else if (!d.partial) Seq(ByteRange(d.offset, d.length))
+        else {
+          val ranges = IndexedSeq.newBuilder[ByteRange]
+          ranges += ByteRange(d.offset, PageHeader.Size)
+          foreachRun(d) { (k, run) =>
+            val from = valueBytes(d, d.slots(k))._1
+            val until = valueBytes(d, d.slots(k + run - 1))._2
+            ranges += ByteRange(d.offset + PageHeader.Size + from, until - from)
+          }
+          ranges.result()
         }
       } ++ children.flatMap(_.dataRanges)
+
+    /** Calls `f(k, run)` for each run of `run` consecutive slots from `d.slots(k)` (fixed-width
+      * values, whose bytes then lie back to back; one slot at a time for variable-width ones). */
+    def foreachRun(d: DataRead)(f: (Int, Int) => Unit): Unit = {
+      var k = 0
+      while (k < d.slots.length) {
+        var run = 1
+        if (d.width > 0) while (k + run < d.slots.length && d.slots(k + run) == d.slots(k) + run) run += 1
+        f(k, run)
+        k += run
+      }
+    }
+
+    /** After round 2: for each probed page, its block table and the blocks its wanted values need
+      * (a PLAIN page in blocks), where its wanted values' packed words lie (an uncompressed FOR or
+      * BITPACK page), or else the whole page. */
+    def resolveProbes(fetched: Fetched): Unit = {
+      dataPlan.foreach { d =>
+        if (d.probe) {
+          val prefix = fetched(d.offset, FileTake.probeBytes(d.plainBytes, d.length))
+          val h = PageHeader.decode(prefix, 0)
+          if (h.storedLength.toLong != d.length - PageHeader.Size)
+            throw new InvalidFermionFileException(
+              path,
+              d.offset,
+              s"page of `${field.name}` stores ${h.storedLength} bytes where its PageMeta says ${d.length - PageHeader.Size}"
+            )
+          if (
+            h.codec == io.fermion.core.codec.PageCodec.ZstdBlocks && h.encoding == PageEncoding.Plain &&
+            h.uncompressedLength.toLong == d.plainBytes
+          ) ZstdBlocks.parseTable(
+            prefix,
+            PageHeader.Size,
+            prefix.limit() - PageHeader.Size,
+            h.storedLength,
+            h.uncompressedLength
+          ) match {
+            case Left(why) => throw new InvalidFermionFileException(path, d.offset, why)
+            case Right(None) => d.wholeAfterProbe = true
+            case Right(Some(t)) =>
+              val needed = new Array[Boolean](t.blocks)
+              foreachRun(d) { (k, run) =>
+                val from = valueBytes(d, d.slots(k))._1
+                val until = valueBytes(d, d.slots(k + run - 1))._2
+                if (until > from) {
+                  var b = t.blockOf(from)
+                  while (b <= t.blockOf(until - 1)) { needed(b) = true; b += 1 }
+                }
+              }
+              d.blocks = t
+              d.neededBlocks = needed.indices.filter(needed(_)).toArray
+          }
+          else d.packed = packedPage(d, h, prefix).orNull
+          if (d.blocks == null && d.packed == null) d.wholeAfterProbe = true
+        }
+      }
+      children.foreach(_.resolveProbes(fetched))
+    }
+
+    /** The packed words of an uncompressed FOR or BITPACK page of 1-, 2-, 4- or 8-byte values
+      * whose header agrees with the CMB (anything else is read whole and checked as usual). */
+    private def packedPage(d: DataRead, h: PageHeader, prefix: ByteBuffer): Option[PackedPage] = {
+      val w = d.width
+      val fixed = w == 1 || w == 2 || w == 4 || w == 8
+      if (!fixed || h.codec != io.fermion.core.codec.PageCodec.None || d.plainBytes / w != h.valueCount) None
+      else {
+        val (reference, bits, wordsAt) = h.encoding match {
+          case PageEncoding.For => (prefix.getLong(PageHeader.Size), prefix.get(PageHeader.Size + 8) & 0xff, 9)
+          case PageEncoding.BitPack => (0L, prefix.get(PageHeader.Size) & 0xff, 1)
+          case _ => return None
+        }
+        val words = (h.valueCount.toLong * bits + 63) / 64
+        if (bits > 64 || wordsAt + 8 * words != h.storedLength) None
+        else Some(PackedPage(reference, bits, d.offset + PageHeader.Size + wordsAt))
+      }
+    }
+
+    /** Words `[from, until)` of a packed page holding the values of the run of `run` slots from `k`. */
+    def packedWords(d: DataRead, k: Int, run: Int): (Long, Long) = {
+      val first = (d.slots(k) - d.firstSlot).toLong
+      ((first * d.packed.bits) >>> 6, ((first + run) * d.packed.bits + 63) >>> 6)
+    }
+
+    /** Round 3: the needed blocks of pages in blocks, the needed words of packed pages, and probed
+      * pages that must be read whole. */
+    def probedRanges: Seq[ByteRange] =
+      dataPlan.flatMap { d =>
+        if (d.wholeAfterProbe) Seq(ByteRange(d.offset, d.length))
+        else if (d.blocks != null)
+          d.neededBlocks.toSeq.map(b =>
+            ByteRange(d.offset + PageHeader.Size + d.blocks.starts(b), d.blocks.storedSize(b))
+          )
+        else if (d.packed != null && d.packed.bits > 0) {
+          val ranges = IndexedSeq.newBuilder[ByteRange]
+          foreachRun(d) { (k, run) =>
+            val (from, until) = packedWords(d, k, run)
+            ranges += ByteRange(d.packed.wordsAt + 8 * from, 8 * (until - from))
+          }
+          ranges.result()
+        } else Nil
+      } ++ children.flatMap(_.probedRanges)
 
     /** Byte range of `slot`'s value within a PLAIN page's payload. */
     def valueBytes(d: DataRead, slot: Int): (Long, Long) =
@@ -383,6 +530,8 @@ final private[scan] class FileTake(
     def structureRanges: Seq[ByteRange] = root.toSeq.flatMap(_.structureRanges)
     def readStructure(f: Fetched): Unit = root.foreach(_.readStructure(f, rows))
     def dataRanges: Seq[ByteRange] = root.toSeq.flatMap(_.dataRanges)
+    def resolveProbes(f: Fetched): Unit = root.foreach(_.resolveProbes(f))
+    def probedRanges: Seq[ByteRange] = root.toSeq.flatMap(_.probedRanges)
     def pagesSkipped: Long = root.map(_.pagesSkipped).getOrElse(0L)
 
     def build(f: Fetched, allocator: BufferAllocator): FieldVector = root match {
@@ -448,24 +597,33 @@ final private[scan] class FileTake(
         kind: PageValues
     )(f: ValueSink): Unit =
       n.dataPlan.foreach { d =>
-        if (d.partial) {
-          val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
-          if (
-            h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
-            h.storedLength != d.length - PageHeader.Size
-          )
-            throw new InvalidFermionFileException(
-              path,
-              d.offset,
-              s"page of `${n.field.name}` is not the PLAIN page its size promised"
-            )
-          var k = 0
-          d.slots.foreach { slot =>
-            val (from, until) = n.valueBytes(d, slot)
-            val bytes = new Array[Byte]((until - from).toInt)
-            fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
-            f(slot, d.firstWanted + k, bytes, 0, 1)
-            k += 1
+        if (d.packed != null) n.foreachRun(d) { (k, run) =>
+          f(d.slots(k), d.firstWanted + k, unpack(n, d, k, run, fetched), 0, run)
+        }
+        else if (d.partial || d.blocks != null) {
+          val body: (Long, Long) => Array[Byte] =
+            if (d.blocks != null) new BlockBody(fetched, d, n.field.name)
+            else {
+              val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
+              if (
+                h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
+                h.storedLength != d.length - PageHeader.Size
+              )
+                throw new InvalidFermionFileException(
+                  path,
+                  d.offset,
+                  s"page of `${n.field.name}` is not the PLAIN page its size promised"
+                )
+              (from, until) => {
+                val bytes = new Array[Byte]((until - from).toInt)
+                fetched(d.offset + PageHeader.Size + from, until - from).get(bytes)
+                bytes
+              }
+            }
+          n.foreachRun(d) { (k, run) =>
+            val slot = d.slots(k)
+            val bytes = body(n.valueBytes(d, slot)._1, n.valueBytes(d, d.slots(k + run - 1))._2)
+            f(slot, d.firstWanted + k, bytes, 0, run)
           }
         } else {
           var k = 0
@@ -512,6 +670,80 @@ final private[scan] class FileTake(
         }
       }
 
+    /** The PLAIN bytes of the run of `run` slots from `d.slots(k)` of a packed page. */
+    private def unpack(n: NodeTake, d: DataRead, k: Int, run: Int, fetched: Fetched): Array[Byte] = {
+      val p = d.packed
+      val w = d.width
+      val out = ByteBuffer.allocate(run * w).order(ByteOrder.LITTLE_ENDIAN)
+      val (from, until) = n.packedWords(d, k, run)
+      val words = if (p.bits == 0) null else fetched(p.wordsAt + 8 * from, 8 * (until - from))
+      val mask = if (p.bits == 64) -1L else (1L << p.bits) - 1
+      val firstBit = (d.slots(k) - d.firstSlot).toLong * p.bits - 64 * from
+      var i = 0
+      while (i < run) {
+        var x = 0L
+        if (p.bits > 0) {
+          val bit = firstBit + i.toLong * p.bits
+          val word = (bit >>> 6).toInt
+          val shift = (bit & 63).toInt
+          x = words.getLong(8 * word) >>> shift
+          if (shift + p.bits > 64) x |= words.getLong(8 * word + 8) << (64 - shift)
+          x &= mask
+        }
+        val v = p.reference + x
+        w match {
+          case 1 => out.put(v.toByte)
+          case 2 => out.putShort(v.toShort)
+          case 4 => out.putInt(v.toInt)
+          case _ => out.putLong(v)
+        }
+        i += 1
+      }
+      out.array()
+    }
+
+    /** Body bytes of a PLAIN page compressed in blocks, from the blocks round 3 fetched; each block
+      * is checked against its CRC32 and decompressed once. */
+    final private class BlockBody(fetched: Fetched, d: DataRead, name: String) extends ((Long, Long) => Array[Byte]) {
+      private val t = d.blocks
+      private val decoded = new Array[Array[Byte]](t.blocks)
+
+      private def block(i: Int): Array[Byte] = {
+        if (decoded(i) == null) {
+          val at = d.offset + PageHeader.Size + t.starts(i)
+          val stored = new Array[Byte](t.storedSize(i))
+          fetched(at, stored.length).get(stored)
+          if (verifyChecksums && reader.footer.hasPageCrc && !ZstdBlocks.checksumMatches(t, i, stored, 0)) {
+            val crc = new java.util.zip.CRC32
+            crc.update(stored)
+            throw new io.fermion.core.errors.FermionChecksumException(path, at, "block", t.crcs(i), crc.getValue.toInt)
+          }
+          val raw = new Array[Byte](t.rawSize(i))
+          if (!ZstdBlocks.decodeBlock(t, i, stored, 0, raw, 0))
+            throw new InvalidFermionFileException(
+              path,
+              at,
+              s"block $i of a zstd-blocks page of `$name` does not decompress to its ${raw.length} bytes"
+            )
+          decoded(i) = raw
+        }
+        decoded(i)
+      }
+
+      def apply(from: Long, until: Long): Array[Byte] = {
+        val out = new Array[Byte]((until - from).toInt)
+        var pos = from
+        while (pos < until) {
+          val i = t.blockOf(pos)
+          val inBlock = (pos - i.toLong * t.blockSize).toInt
+          val n = math.min(until - pos, (t.rawSize(i) - inBlock).toLong).toInt
+          System.arraycopy(block(i), inBlock, out, (pos - from).toInt, n)
+          pos += n
+        }
+        out
+      }
+    }
+
     private def fillFixed(n: NodeTake, v: FieldVector, f: Fetched): Unit = {
       val count = n.wanted.length
       v.setInitialCapacity(count); v.allocateNew()
@@ -555,6 +787,16 @@ final private[scan] class FileTake(
 
 private[scan] object FileTake {
 
+  /** Pages above this size that may hold few wanted values are probed for a block table first. */
+  val BlockProbeMinBytes: Long = 8L << 10
+
+  /** Bytes read from the start of a probed page of `plainBytes` PLAIN bytes and `pageBytes` on disk:
+    * its header and a block table of blocks of 1 KiB (the smallest a writer may choose), at most
+    * 256 of them (a page of 4 MiB in the default 16 KiB blocks; a longer table costs a whole-page
+    * read). The 9 bytes in front of a FOR page's words fit in any probe. */
+  def probeBytes(plainBytes: Long, pageBytes: Long): Long =
+    math.min(pageBytes, PageHeader.Size + ZstdBlocks.tableBytes(math.min(256L, (plainBytes + 1023) / 1024).toInt))
+
   /** A take from `reader` with the plan's reader options; the coalescing gap defaults by file system. */
   def apply(reader: FermionFileReader, plan: ReadPlan, structures: Option[StructureCache] = None): FileTake =
     new FileTake(
@@ -584,8 +826,31 @@ final private[scan] case class DataRead(
     /** Index of `slots(0)` among the node's wanted slots (the others follow it there). */
     firstWanted: Int,
     partial: Boolean,
-    width: Int
-)
+    width: Int,
+    /** The page may be a PLAIN page compressed in blocks: round 2 reads its header and block table. */
+    probe: Boolean = false,
+    /** The page's PLAIN payload size (-1: not a type whose values are addressed by bytes). */
+    plainBytes: Long = -1
+) {
+
+  /** Set by the probe: the page's block table and the blocks the wanted values need. */
+  var blocks: io.fermion.core.codec.ZstdBlocks.Table = _
+  var neededBlocks: Array[Int] = Array.emptyIntArray
+
+  /** Set by the probe: where the packed words of an uncompressed FOR or BITPACK page start. */
+  var packed: PackedPage = _
+
+  /** Set by the probe: the page is read whole in round 3. */
+  var wholeAfterProbe: Boolean = false
+}
+
+/** The slot (`starts`) and file offset (`offsets`) at which each DATA page of a chunk starts; the
+  * last entries are the chunk's ends. */
+final private[scan] case class PageLayout(starts: Array[Int], offsets: Array[Long])
+
+/** An uncompressed FOR or BITPACK page read by its words: value `i` is `reference` plus bits
+  * `[i * bits, (i + 1) * bits)` of the little-endian words from file offset `wordsAt`. */
+final private[scan] case class PackedPage(reference: Long, bits: Int, wordsAt: Long)
 
 /** Where each slot of a node starts in its child (lists, maps) or its value bytes (strings), for
   * the slots of one stripe; `apply(slots)` is the end. */

@@ -5,6 +5,7 @@ import io.fermion.core.read.{FermionFileReader, ParallelDecode}
 import io.fermion.core.schema.FermionType
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.{BigIntVector, FieldVector}
+import org.apache.arrow.vector.complex.ListVector
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -173,16 +174,22 @@ private[scan] object Take {
     try {
       result.setInitialCapacity(n)
       result.allocateNew()
-      val pairs = scala.collection.mutable.HashMap.empty[FieldVector, org.apache.arrow.vector.util.TransferPair]
-      var i = 0
-      while (i < n) {
+      // The vector holding output row i (null: its fragment lacks the column).
+      val sources = Array.tabulate[FieldVector](n) { i =>
         val fi = fragmentIndex(i)
         val p = present(fi).indexWhere(_._1 == out)
-        if (p >= 0) {
-          val v = read(fi).find(_._1 == stripeOf(i)).get._2(p)
-          pairs.getOrElseUpdate(v, v.makeTransferPair(result)).copyValueSafe(slot(i), i)
-        }
-        i += 1
+        if (p >= 0) read(fi).find(_._1 == stripeOf(i)).get._2(p) else null
+      }
+      result match {
+        case l: ListVector if FixedWidthLists.applies(l) => FixedWidthLists.gather(l, sources, slot, n)
+        case _ =>
+          val pairs = scala.collection.mutable.HashMap.empty[FieldVector, org.apache.arrow.vector.util.TransferPair]
+          var i = 0
+          while (i < n) {
+            val v = sources(i)
+            if (v != null) pairs.getOrElseUpdate(v, v.makeTransferPair(result)).copyValueSafe(slot(i), i)
+            i += 1
+          }
       }
       result.setValueCount(n)
       ScanColumn.Values(result)

@@ -189,6 +189,14 @@ object CompatCorpus {
     file(dir, "empty-strings-and-all-null", r, WriterOptions(stripeMaxRows = 1000))
     file(dir, "zero-rows", ArrowTestData.randomRoot(flat, 0, 106), WriterOptions())
     if (FormatVersion.Minor >= 3) batched(dir, ArrowTestData.randomRoot(flat, 900, 107, pool = 4))
+    // 1.4: PLAIN pages of several KiB compressed in 1 KiB blocks (zstd-blocks), raw blocks among them.
+    if (FormatVersion.Minor >= 4)
+      file(
+        dir,
+        "zstd-blocks",
+        ArrowTestData.randomRoot(flat, 5000, 108, pool = 50),
+        WriterOptions(compressionBlockSize = 1024, encodings = EncodingSet.PlainOnly, stripeMaxRows = 2500)
+      )
   }
 
   /** A batch-mode file (1.3): `batched.fermion`, its rows in `batched.jsonl` and its batches (id and

@@ -183,6 +183,28 @@ object FuzzShapes {
         "many-pages",
         ArrowTestData.randomRoot(flat.filter(f => Set("b", "i8", "s").contains(f.getName)), 9000, 10, 0.3),
         WriterOptions(stripeMaxRows = 9000, pageSize = 1024, compression = none)
+      ),
+      // PLAIN pages of 8 KiB compressed in 1 KiB blocks (zstd-blocks, format 1.4), with and without CRCs.
+      written(
+        "blocks",
+        flatRoot(2000, 40, pool = 60),
+        WriterOptions(
+          stripeMaxRows = 2000,
+          pageRows = 1024,
+          compressionBlockSize = 1024,
+          encodings = EncodingSet.PlainOnly
+        )
+      ),
+      written(
+        "blocks-nocrc",
+        flatRoot(2000, 41, pool = 60),
+        WriterOptions(
+          stripeMaxRows = 2000,
+          pageRows = 1024,
+          compressionBlockSize = 1024,
+          encodings = EncodingSet.PlainOnly,
+          pageChecksums = false
+        )
       )
     ) ++ Seq(
       PageEncoding.Constant,
