@@ -53,8 +53,11 @@ class TakeBlocksSuite extends AnyFunSuite {
 
   private val files = scala.collection.mutable.Map.empty[String, String]
 
-  private def datasetAndFile(blockSize: Int, checksums: Boolean, given: Option[WriterOptions])
-      : (FermionDataset, String) = {
+  private def datasetAndFile(
+      blockSize: Int,
+      checksums: Boolean,
+      given: Option[WriterOptions]
+  ): (FermionDataset, String) = {
     val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-take-blocks").resolve("t").toUri), conf)
     val opts = given.getOrElse(WriterOptions(
       compressionBlockSize = blockSize,
@@ -81,8 +84,11 @@ class TakeBlocksSuite extends AnyFunSuite {
   }
 
   /** (rows taken, bytes read) of a take of `picks`. */
-  private def take(ds: FermionDataset, picks: Array[Long], wholePages: Boolean = false)
-      : (IndexedSeq[IndexedSeq[AnyRef]], Long) = {
+  private def take(
+      ds: FermionDataset,
+      picks: Array[Long],
+      wholePages: Boolean = false
+  ): (IndexedSeq[IndexedSeq[AnyRef]], Long) = {
     val allocator = new RootAllocator(Long.MaxValue)
     val scan = Snapshot.open(ds.name, conf).scanBuilder()
       .options(io.fermion.core.read.ReaderOptions(takeWholePages = wholePages)).build()

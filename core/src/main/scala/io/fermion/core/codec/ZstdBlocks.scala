@@ -32,8 +32,15 @@ private[core] object ZstdBlocks {
 
   /** Compresses `src(off until off + len)` in blocks of `blockSize` into `out` (cleared first);
     * a block is kept compressed only when that saves 1/8 of it. */
-  def compress(src: Array[Byte], off: Int, len: Int, blockSize: Int, level: Int, checksums: Boolean, out: GrowableBytes)
-      : Unit = {
+  def compress(
+      src: Array[Byte],
+      off: Int,
+      len: Int,
+      blockSize: Int,
+      level: Int,
+      checksums: Boolean,
+      out: GrowableBytes
+  ): Unit = {
     val n = ((len.toLong + blockSize - 1) / blockSize).toInt
     val crc = new CRC32
     val blocks = (0 until n).map { i =>
@@ -56,8 +63,13 @@ private[core] object ZstdBlocks {
   /** The table at the start of a payload of `storedLength` bytes (of which `available` are at
     * hand from `at`) for a body of `bodyLength` bytes; Left(reason) if it is not a valid table,
     * Right(None) if it extends past the bytes at hand. */
-  def parseTable(b: ByteBuffer, at: Int, available: Int, storedLength: Int, bodyLength: Int)
-      : Either[String, Option[Table]] = {
+  def parseTable(
+      b: ByteBuffer,
+      at: Int,
+      available: Int,
+      storedLength: Int,
+      bodyLength: Int
+  ): Either[String, Option[Table]] = {
     val o = b.duplicate().order(ByteOrder.LITTLE_ENDIAN)
     if (storedLength < Preamble || available < Preamble)
       return if (storedLength < Preamble) Left(s"zstd-blocks payload of $storedLength bytes has no block table")

@@ -46,7 +46,8 @@ private[scan] object FixedWidthLists {
         val allValid = noNulls.computeIfAbsent(elements, _ => elements.getNullCount == 0).booleanValue
         var e = 0
         while (e < len) {
-          if (allValid || !elements.isNull(from + e)) BitVectorHelper.setBit(child.getValidityBuffer, (offsets(i) + e).toLong)
+          if (allValid || !elements.isNull(from + e))
+            BitVectorHelper.setBit(child.getValidityBuffer, (offsets(i) + e).toLong)
           e += 1
         }
       }
