@@ -83,3 +83,30 @@ def test_take_from_a_dataframe_of_ids_runs_takes_per_fragment(spark, changed):
     base = scan(spark, changed).select("id", "extra", "_rowid")
     expected = base.join(keys, base["_rowid"] == keys["k"]).selectExpr("id", "extra")
     assert sorted((r.id, r.extra) for r in got.collect()) == sorted((r.id, r.extra) for r in expected.collect())
+
+
+def test_take_from_pages_in_zstd_blocks_and_packed_pages_equals_the_scan(spark, tmp_path):
+    """Large pages: strings in 1 KiB zstd blocks (`compressionBlockSize`) and vectors of floats in
+    [0, 1) (FOR pages of their bits, stored uncompressed), so that a take reads only blocks and packed
+    words."""
+    path = str(tmp_path / "blocks")
+    spark.range(0, 40000, 1, 2).selectExpr(
+        "id", "if(id % 9 = 0, null, concat('row-', id, repeat('ab', cast(id % 13 as int)))) as s",
+        "transform(sequence(0, 15), i -> cast(pmod(hash(id, i), 1000003) / 1000003.0 as float)) as vec",
+    ).write.format("fermion").option("compressionBlockSize", "1k").save(path)
+    import glob
+    from fermion_spark.tools import inspect
+    report = inspect(sorted(glob.glob(path + "/data/*.fermion"))[0], spark=spark)
+    codecs = {}
+    for c in report["columns"]:
+        for st in c["streams"]:
+            if st["stream_type"] == "DATA":
+                codecs[st["node"]] = (st["codecs"], st["encodings"])
+    assert codecs["s"][0].get("zstd-blocks", 0) > 0, codecs
+    assert codecs["vec.element"][1].get("for", 0) > 0 and codecs["vec.element"][0].get("none", 0) > 0, codecs
+    everything = scan(spark, path).orderBy("id").collect()
+    rnd = random.Random(9)
+    picks = [rnd.randrange(len(everything)) for _ in range(200)] + [1, 1, len(everything) - 1]
+    got = FermionDataset(spark, path).take(picks, columns=["id", "s", "vec"]).collect()
+    assert [(r["id"], r["s"], r["vec"]) for r in got] == \
+        [(everything[p]["id"], everything[p]["s"], everything[p]["vec"]) for p in picks]
