@@ -133,6 +133,13 @@ object FuzzShapes {
   lazy val files: IndexedSeq[Shape] = {
     val none = PageCodec.None
     val paged = WriterOptions(stripeMaxRows = 500, pageRows = 64)
+    val blocks =
+      WriterOptions(
+        stripeMaxRows = 2000,
+        pageRows = 1024,
+        compressionBlockSize = 1024,
+        encodings = EncodingSet.PlainOnly
+      )
     val shapes = IndexedSeq(
       written("flat-zstd", flatRoot(1200, 1), paged),
       written("flat-none", flatRoot(1200, 2), paged.copy(compression = none)),
@@ -185,27 +192,8 @@ object FuzzShapes {
         WriterOptions(stripeMaxRows = 9000, pageSize = 1024, compression = none)
       ),
       // PLAIN pages of 8 KiB compressed in 1 KiB blocks (zstd-blocks, format 1.4), with and without CRCs.
-      written(
-        "blocks",
-        flatRoot(2000, 40, pool = 60),
-        WriterOptions(
-          stripeMaxRows = 2000,
-          pageRows = 1024,
-          compressionBlockSize = 1024,
-          encodings = EncodingSet.PlainOnly
-        )
-      ),
-      written(
-        "blocks-nocrc",
-        flatRoot(2000, 41, pool = 60),
-        WriterOptions(
-          stripeMaxRows = 2000,
-          pageRows = 1024,
-          compressionBlockSize = 1024,
-          encodings = EncodingSet.PlainOnly,
-          pageChecksums = false
-        )
-      )
+      written("blocks", flatRoot(2000, 40, pool = 60), blocks),
+      written("blocks-nocrc", flatRoot(2000, 41, pool = 60), blocks.copy(pageChecksums = false))
     ) ++ Seq(
       PageEncoding.Constant,
       PageEncoding.Rle,
