@@ -37,11 +37,12 @@ private[core] object BitPacking {
     if (used > 0) buf.putLong(acc)
   }
 
-  /** Unpacks n values of `width` bits from `words` into `out(0 until n)`, adding `reference`. */
-  def unpack(words: Array[Long], n: Int, width: Int, reference: Long, out: Array[Long]): Unit = {
+  /** Unpacks n values of `width` bits from `words`, the first at bit `firstBit`, into
+    * `out(0 until n)`, adding `reference`. */
+  def unpack(words: Array[Long], n: Int, width: Int, reference: Long, out: Array[Long], firstBit: Long = 0L): Unit = {
     if (width == 0) { java.util.Arrays.fill(out, 0, n, reference); return }
     val mask = if (width == 64) -1L else (1L << width) - 1
-    var bit = 0L
+    var bit = firstBit
     var i = 0
     while (i < n) {
       val w = (bit >>> 6).toInt

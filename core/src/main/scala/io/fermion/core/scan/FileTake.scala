@@ -36,8 +36,9 @@ final private[scan] class FileTake(
     structures: Option[StructureCache] = None
 ) {
   private val path = reader.path
-  // A file written without page CRCs has 0 in every header's crc32: nothing to verify.
-  private val pages = new PageDecoder(path, verifyChecksums && reader.footer.hasPageCrc)
+  // A file written without page CRCs has 0 in every header's crc32 (and block table): nothing to verify.
+  private val checkCrcs = verifyChecksums && reader.footer.hasPageCrc
+  private val pages = new PageDecoder(path, checkCrcs)
   private var read = 0L
 
   /** Bytes fetched by this object. */
@@ -301,7 +302,7 @@ final private[scan] class FileTake(
         ) return None
         val v = chunk.getInt(pos + PageHeader.Size)
         if (length >= 0 && v != length) return None
-        if (verifyChecksums && reader.footer.hasPageCrc) {
+        if (checkCrcs) {
           val crc = new java.util.zip.CRC32
           val body = new Array[Byte](4)
           chunk.duplicate().position(pos + PageHeader.Size).get(body)
@@ -673,33 +674,15 @@ final private[scan] class FileTake(
     /** The PLAIN bytes of the run of `run` slots from `d.slots(k)` of a packed page. */
     private def unpack(n: NodeTake, d: DataRead, k: Int, run: Int, fetched: Fetched): Array[Byte] = {
       val p = d.packed
-      val w = d.width
-      val out = ByteBuffer.allocate(run * w).order(ByteOrder.LITTLE_ENDIAN)
       val (from, until) = n.packedWords(d, k, run)
-      val words = if (p.bits == 0) null else fetched(p.wordsAt + 8 * from, 8 * (until - from))
-      val mask = if (p.bits == 64) -1L else (1L << p.bits) - 1
+      val words = new Array[Long]((until - from).toInt)
+      if (p.bits > 0) fetched(p.wordsAt + 8 * from, 8 * (until - from)).asLongBuffer().get(words)
+      val values = new Array[Long](run)
       val firstBit = (d.slots(k) - d.firstSlot).toLong * p.bits - 64 * from
-      var i = 0
-      while (i < run) {
-        var x = 0L
-        if (p.bits > 0) {
-          val bit = firstBit + i.toLong * p.bits
-          val word = (bit >>> 6).toInt
-          val shift = (bit & 63).toInt
-          x = words.getLong(8 * word) >>> shift
-          if (shift + p.bits > 64) x |= words.getLong(8 * word + 8) << (64 - shift)
-          x &= mask
-        }
-        val v = p.reference + x
-        w match {
-          case 1 => out.put(v.toByte)
-          case 2 => out.putShort(v.toShort)
-          case 4 => out.putInt(v.toInt)
-          case _ => out.putLong(v)
-        }
-        i += 1
-      }
-      out.array()
+      io.fermion.core.encoding.BitPacking.unpack(words, run, p.bits, p.reference, values, firstBit)
+      val out = new Array[Byte](run * d.width)
+      io.fermion.core.encoding.PlainValues.writeAll(values, run, d.width, out, 0)
+      out
     }
 
     /** Body bytes of a PLAIN page compressed in blocks, from the blocks round 3 fetched; each block
@@ -713,10 +696,10 @@ final private[scan] class FileTake(
           val at = d.offset + PageHeader.Size + t.starts(i)
           val stored = new Array[Byte](t.storedSize(i))
           fetched(at, stored.length).get(stored)
-          if (verifyChecksums && reader.footer.hasPageCrc && !ZstdBlocks.checksumMatches(t, i, stored, 0)) {
-            val crc = new java.util.zip.CRC32
-            crc.update(stored)
-            throw new io.fermion.core.errors.FermionChecksumException(path, at, "block", t.crcs(i), crc.getValue.toInt)
+          if (checkCrcs) {
+            val actual = ZstdBlocks.checksum(t, i, stored, 0)
+            if (actual != t.crcs(i))
+              throw new io.fermion.core.errors.FermionChecksumException(path, at, "block", t.crcs(i), actual)
           }
           val raw = new Array[Byte](t.rawSize(i))
           if (!ZstdBlocks.decodeBlock(t, i, stored, 0, raw, 0))
