@@ -130,8 +130,8 @@ object WriterOptions {
     require(rows >= 8 && rows % 8 == 0, s"pageRows must be a positive multiple of 8, got $rows")
 
   /** A take of a PLAIN value decompresses one block: 16 KiB blocks cut a 1,000-row take of a string
-    * column from 50 to 23 ms against one frame per page, for files 2.8 % larger on lineitem (8 KiB:
-    * 19 ms, +4.5 %; docs/implementation.md 2.6). */
+    * column from 35.7 to 15.4 ms against one frame per page, for files 2.8 % larger on lineitem
+    * (8 KiB: 11.3 ms, +4.5 %; docs/implementation.md 2.6). */
   val DefaultCompressionBlockSize: Int = 16 << 10
 
   private[write] def checkBlockSize(size: Int): Unit =
