@@ -38,10 +38,10 @@ def progress(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def write_all(spark, df, base, name, fermion_options=None):
-    """Writes `df` in every format under base/name.<format>; returns {format: path}."""
+def write_all(spark, df, base, name, fermion_options=None, formats=FORMATS):
+    """Writes `df` in each of `formats` under base/name.<format>; returns {format: path}."""
     paths = {}
-    for fmt in FORMATS:
+    for fmt in formats:
         path = os.path.join(base, f"{name}.{fmt}")
         w = df.write.mode("overwrite").format(fmt)
         for k, v in ((fermion_options or {}).items() if fmt == "fermion" else ()):
