@@ -47,7 +47,9 @@ object WideOpen {
       }
       val (openMs, openMeta) = median(read = false)
       val (readMs, readMeta) = median(read = true)
-      println(f"[wide-open] $n%,d columns: open $openMs%.3f ms, open + read $readMs%.3f ms, $readMeta%,d metadata bytes")
+      println(
+        f"[wide-open] $n%,d columns: open $openMs%.3f ms, open + read $readMs%.3f ms, $readMeta%,d metadata bytes"
+      )
       f"| $n%,d | ${Files.size(file) / 1e6}%.1f | $openMs%.3f | $openMeta%,d | $readMs%.3f | $readMeta%,d |"
     }
     val text = Seq(
@@ -66,7 +68,13 @@ object WideOpen {
     println(text.mkString("\n"))
   }
 
-  private def write(file: java.nio.file.Path, n: Int, rows: Int, conf: Configuration, allocator: RootAllocator): Unit = {
+  private def write(
+      file: java.nio.file.Path,
+      n: Int,
+      rows: Int,
+      conf: Configuration,
+      allocator: RootAllocator
+  ): Unit = {
     val fields = (0 until n).map(i =>
       new Field(
         f"feature_$i%06d",
