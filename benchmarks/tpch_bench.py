@@ -1,7 +1,8 @@
 """TPC-H in Spark (issue 15): the 22 queries over Fermion and Parquet (zstd), both written by
 Spark from the same DataFrames of tpchgen-cli's tables, runs interleaved, every answer checked
-equal across the formats. The same queries over Spark's in-memory cache of the tables bound what
-any file format can gain over Parquet (--no-bound skips them).
+equal across the formats. The same queries over Spark's in-memory cache of the tables (no file to
+read, nothing to decode) show how much of each query's time reading files accounts for at all
+(--no-bound skips them).
 
     benchmarks/run.sh tpch [--scale 1] [--reps 5] [--queries 1,6]
 """
@@ -44,7 +45,7 @@ def main():
     args = ap.parse_args()
     base = os.path.join(args.data, f"sf{args.scale:g}")
     generate(args.scale, os.path.join(base, "source"))
-    # The bound's cache stores plain values (no compression to undo), the cheapest scan Spark has.
+    # The cache stores plain values (no compression to undo): the cheapest scan Spark has.
     spark = session("fermion-tpch-bench", extra={"spark.sql.inMemoryColumnarStorage.compressed": "false"})
     sizes = []
     for t in TABLES:
@@ -53,7 +54,7 @@ def main():
             write_all(spark, spark.read.parquet(os.path.join(base, "source", f"{t}.parquet")), base, t, formats=FORMATS)
         for f, p in paths.items():
             spark.read.format(f).load(p).createOrReplaceTempView(f"{t}_{f}")
-        if not args.no_bound:  # the same rows in Spark's in-memory columnar cache: a scan that costs ~nothing
+        if not args.no_bound:  # the same rows in Spark's in-memory columnar cache: no file, no decoding
             spark.read.parquet(paths["parquet"]).cache().createOrReplaceTempView(f"{t}_memory")
             spark.table(f"{t}_memory").count()
         sizes.append([t, *[f"{size_of(spark, paths[f]) / 1e6:.1f}" for f in FORMATS],
