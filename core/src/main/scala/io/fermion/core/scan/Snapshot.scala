@@ -27,7 +27,14 @@ final case class SnapshotFile(
     /** The values of the snapshot's partition columns for every row of the file, in the order of
       * [[Snapshot.partitionFields]] (None: null); empty when the snapshot is not partitioned. */
     partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty
-)
+) {
+
+  /** Rows of the fragment its deletion file removes. */
+  def deletedRows: Long = deletion.map(_.deletedRows).getOrElse(0L)
+
+  /** Rows a read of the fragment returns, when the manifest says how many it stores. */
+  def liveRows: Option[Long] = if (physicalRows < 0) None else Some(physicalRows - deletedRows)
+}
 
 /** What a read sees: a dataset version (its schema and files from the manifest; columns are found
   * in files by field id, so renamed columns keep their data) or a directory of loose Fermion files
@@ -55,6 +62,11 @@ final case class Snapshot(
   /** The position of partition column `name` (case-insensitively) among [[partitionFields]]. */
   def partitionIndex(name: String): Option[Int] =
     Some(partitionFields.indexWhere(_.name.equalsIgnoreCase(name))).filter(_ >= 0)
+
+  /** Rows the snapshot's reads return, without opening a file; None when a file's row count is
+    * only in its footer (loose files). */
+  def liveRows: Option[Long] =
+    if (files.forall(_.liveRows.nonEmpty)) Some(files.iterator.flatMap(_.liveRows).sum) else None
 
   /** Whether the path holds anything to read. */
   def exists: Boolean = schema.nonEmpty

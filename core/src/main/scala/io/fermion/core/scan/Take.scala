@@ -303,7 +303,7 @@ private[scan] object Take {
   def locatePositions(scan: Scan, positions: Array[Long], conf: Configuration): Array[(Long, Long)] = {
     val files = scan.snapshot.files.toArray
     val physical = files.map(physicalRows(_, scan, conf))
-    val live = files.indices.map(i => physical(i) - files(i).deletion.map(_.deletedRows).getOrElse(0L))
+    val live = files.indices.map(i => physical(i) - files(i).deletedRows)
     val starts = live.scanLeft(0L)(_ + _).toArray
     val deletions = scala.collection.mutable.HashMap.empty[Int, org.roaringbitmap.RoaringBitmap]
     positions.map { p =>

@@ -54,20 +54,17 @@ final class FermionScan(
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   /** The size Spark's planner compares with the broadcast threshold, meant as the rows' size in
-    * memory: the version's live rows (the manifest counts them, deletions deducted) times 8 bytes
-    * plus each read column's default size, Spark's own row width when it has no column statistics.
-    * The rows are reported too. Files' bytes, the estimate of Spark's file sources, understate the
-    * rows several times over once compressed (TPC-H sf1 Q12 broadcast 1.5M rows of `orders` from
-    * a 10 MB estimate and ran at 0.6-0.7x the speed of Parquet, which shuffled); loose files, whose row counts
-    * are in their footers, are estimated that way: their bytes times the share of the row width
-    * the scan reads. */
+    * memory: the version's live rows (counted by the manifest, deletions deducted) times Spark's
+    * own row width without column statistics, 8 bytes plus each read column's default size. The
+    * rows are reported too. Files' bytes, the estimate of Spark's file sources, understate the rows
+    * several times over once compressed (TPC-H sf1 Q12 broadcast 1.5M rows of `orders` from a
+    * 10 MB estimate and ran at 0.6-0.7x the speed of Parquet, which shuffled). Loose files, whose
+    * row counts are only in their footers, are estimated that way: their bytes times the share of
+    * the row width the scan reads. */
   override def estimateStatistics(): Statistics = {
     import FermionScan.RowOverheadBytes
     val rowWidth = RowOverheadBytes + readSchema.defaultSize
-    val rows =
-      if (snapshot.files.forall(_.physicalRows >= 0))
-        Some(snapshot.files.map(f => f.physicalRows - f.deletion.map(_.deletedRows).getOrElse(0L)).sum)
-      else None
+    val rows = snapshot.liveRows
     val bytes = rows match {
       case Some(n) => math.max(1L, n * rowWidth)
       case None =>
