@@ -1,5 +1,6 @@
 """Fermion datasets end to end: versions from every write, time travel, deletes (API and SQL),
 metadata-only schema changes, tags, `_rowaddr`, and concurrent writers in threads and processes."""
+import functools
 import os
 import subprocess
 import sys
@@ -488,7 +489,7 @@ KILLED_AT_RANDOM = textwrap.dedent("""
 
 def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, tmp_path):
     """Crash soak through the Spark commit path: PySpark writers killed with SIGKILL at random
-    moments of their appends; after each kill the dataset holds exactly the batches that committed
+    moments of their appends after their first commit; after each kill the dataset holds exactly the batches that committed
     (each reported one, and at most the one being committed when the kill came), every version
     reads, and a cleanup with no writer left removes every unreferenced file."""
     import random
@@ -498,23 +499,34 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
     script.write_text(KILLED_AT_RANDOM)
     rnd = random.Random(13)
     expected = set()
+    read_versions = 0
     for run in range(3):
         p = subprocess.Popen([sys.executable, str(script), path, str(run)], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
         assert p.stdout.readline().strip() == "ready"
-        time.sleep(rnd.uniform(1.0, 8.0))
+        # The kill comes at a random moment after the first commit, not after start: a writer's
+        # first append in a fresh JVM can take longer than any fixed delay on a loaded machine,
+        # and a run killed before it commits anything tests nothing.
+        assert p.stdout.readline().startswith("committed"), "the writer ended before its first commit"
+        time.sleep(rnd.uniform(0.0, 4.0))
         p.kill()  # SIGKILL
         out, _ = p.communicate()
-        reported = sum(1 for line in out.splitlines() if line.startswith("committed"))
+        reported = 1 + sum(1 for line in out.splitlines() if line.startswith("committed"))
         got = set(ids(spark.read.format("fermion").load(path)))
         batch = lambda i: set(range(run * 1_000_000_000 + i * 20_000, run * 1_000_000_000 + (i + 1) * 20_000))  # noqa: E731
         committed = set().union(*(batch(i) for i in range(reported)))
         maybe = batch(reported)  # the append under way when the kill came: all or nothing
         assert got - expected in (committed, committed | maybe), (run, reported, len(got - expected))
         expected = got
-        ds = FermionDataset(spark, path)
-        for v in range(1, ds.latest_version() + 1):
-            spark.read.format("fermion").option("versionAsOf", v).load(path).count()
+        # Every new version reads (old ones are immutable, read after earlier runs), in one job:
+        # appends only, so row counts never fall, and the latest holds what the dataset shows.
+        latest = FermionDataset(spark, path).latest_version()
+        new_versions = [spark.read.format("fermion").option("versionAsOf", v).load(path).select(F.lit(v).alias("v"))
+                        for v in range(read_versions + 1, latest + 1)]
+        counts = dict(functools.reduce(lambda a, b: a.unionAll(b), new_versions).groupBy("v").count().collect())
+        sizes = [counts.get(v, 0) for v in range(read_versions + 1, latest + 1)]
+        assert sizes == sorted(sizes) and sizes[-1] == len(got), (read_versions, sizes, len(got))
+        read_versions = latest
     time.sleep(1.1)
     FermionDataset(spark, path).cleanup(retain_hours=0, allow_short_retention=True)
     assert set(ids(spark.read.format("fermion").load(path))) == expected
