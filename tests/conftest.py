@@ -29,6 +29,17 @@ def s3a_jars():
     return jars
 
 
+def child_env(extra=None):
+    """The environment of the processes a test starts (writers, CLI runs, a local cluster): their
+    short-lived JVMs start sooner and leave more of the machine's two cores to the rest of the
+    tests with the C1 compiler only and the serial collector. The session's own JVM, which runs
+    most tests, keeps the JVM's defaults."""
+    env = dict(os.environ)
+    env["JDK_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    env.update(extra or {})
+    return env
+
+
 def with_s3a(builder, jars):
     """Puts the S3A jars on spark.jars and the driver and executor class paths."""
     return (builder.config("spark.jars", ",".join(jars))

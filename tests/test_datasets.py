@@ -11,7 +11,7 @@ import time
 import pytest
 from pyspark.sql import functions as F
 
-from conftest import rows_of
+from conftest import child_env, rows_of
 from fermion_spark import errors, tools
 from fermion_spark.dataset import FermionDataset
 
@@ -329,7 +329,8 @@ def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
     spark.range(0).write.format("fermion").save(path)
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    procs = [subprocess.Popen([sys.executable, str(script), path, str(w), "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, str(script), path, str(w), "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=child_env())
              for w in range(3)]
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
@@ -348,39 +349,6 @@ def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
     ds = FermionDataset(spark, path)
     for v in range(1, ds.latest_version() + 1):  # every version stays readable
         spark.read.format("fermion").option("versionAsOf", v).load(path).count()
-
-
-KILLED = textwrap.dedent("""
-    import sys
-    from pyspark.sql import SparkSession
-    from fermion_spark import configure_spark_with_fermion
-    path = sys.argv[1]
-    spark = configure_spark_with_fermion(SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")).getOrCreate()
-    i = 0
-    while True:
-        spark.range(i * 100_000, (i + 1) * 100_000, 1, 4).selectExpr("id", "uuid() as u").write.format("fermion").mode("append").save(path)
-        print("committed", i, flush=True)
-        i += 1
-""")
-
-
-def test_a_killed_writer_leaves_the_last_committed_version_readable(spark, tmp_table, tmp_path):
-    path = tmp_table()
-    spark.range(0).write.format("fermion").save(path)
-    script = tmp_path / "killed.py"
-    script.write_text(KILLED)
-    for delay in (12, 17):
-        p = subprocess.Popen([sys.executable, str(script), path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        time.sleep(delay)
-        p.kill()
-        p.communicate()
-        df = spark.read.format("fermion").load(path)
-        n = df.count()
-        assert n % 100_000 == 0
-        assert df.select(F.countDistinct("id")).collect()[0][0] == n
-        v = FermionDataset(spark, path).latest_version()
-        for old in range(1, v + 1):
-            spark.read.format("fermion").option("versionAsOf", old).load(path).count()
 
 
 def test_damaged_dataset_metadata_fails_with_typed_errors(spark, tmp_table):
@@ -443,7 +411,7 @@ def test_concurrent_creations_in_every_save_mode_leave_one_jobs_rows(spark, tmp_
     script = tmp_path / "creator.py"
     script.write_text(CREATOR)
     procs = [subprocess.Popen([sys.executable, str(script), base, str(w)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for w in (0, 1)]
+                              stderr=subprocess.PIPE, text=True, env=child_env()) for w in (0, 1)]
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
@@ -481,7 +449,7 @@ KILLED_AT_RANDOM = textwrap.dedent("""
     i = 0
     while True:
         start = run * 1_000_000_000 + i * 20_000
-        spark.range(start, start + 20_000, 1, 3).write.format("fermion").mode("append").save(path)
+        spark.range(start, start + 20_000, 1, 3).selectExpr("id", "uuid() AS u").write.format("fermion").mode("append").save(path)
         print("committed", i, flush=True)
         i += 1
 """)
@@ -502,7 +470,7 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
     read_versions = 0
     for run in range(3):
         p = subprocess.Popen([sys.executable, str(script), path, str(run)], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+                             stderr=subprocess.DEVNULL, text=True, env=child_env())
         assert p.stdout.readline().strip() == "ready"
         # The kill comes at a random moment after the first commit, not after start: a writer's
         # first append in a fresh JVM can take longer than any fixed delay on a loaded machine,

@@ -4,6 +4,8 @@ import subprocess
 import sys
 import textwrap
 
+from conftest import child_env
+
 SCRIPT = textwrap.dedent("""
     import sys
     from pyspark.sql import SparkSession, functions as F
@@ -29,7 +31,8 @@ SCRIPT = textwrap.dedent("""
 def test_write_and_read_on_separate_executor_jvms(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(SCRIPT)
-    out = subprocess.run([sys.executable, str(script), str(tmp_path / "t")], capture_output=True, text=True, timeout=600)
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "t")], capture_output=True, text=True, timeout=600,
+                         env=child_env())
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-5000:]
     pids = [line for line in out.stdout.splitlines() if line.startswith("EXECUTOR_PIDS")]
     assert pids and int(pids[0].split()[1]) >= 2, out.stdout

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import normalize, rows_of
+from conftest import child_env, normalize, rows_of
 from fermion_spark import tools
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -126,7 +126,7 @@ def test_types_fermion_rejects_fail_before_writing_and_name_the_column(spark, tm
 
 
 def run(*args, timeout=600):
-    return subprocess.run([FERMION, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([FERMION, *args], capture_output=True, text=True, timeout=timeout, env=child_env())
 
 
 PROGRESS = re.compile(r"^\[fermion convert\] (\d+)/(\d+) files, [\d.]+ (B|KiB|MiB|GiB) of [\d.]+ (B|KiB|MiB|GiB) "

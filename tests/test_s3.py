@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import pytest
 from pyspark.sql import functions as F
 
-from conftest import ROOT, s3a_jars
+from conftest import ROOT, child_env, s3a_jars
 from fermion_spark import errors as fermion_errors
 from fermion_spark.dataset import FermionDataset
 
@@ -135,9 +135,7 @@ WRITER = textwrap.dedent("""
 
 
 def writer_env(s3, settings=None):
-    env = dict(os.environ)
-    env["FERMION_TEST_S3"] = json.dumps({"jars": s3a_jars(), "settings": {**s3.settings, **(settings or {})}})
-    return env
+    return child_env({"FERMION_TEST_S3": json.dumps({"jars": s3a_jars(), "settings": {**s3.settings, **(settings or {})}})})
 
 
 def test_concurrent_writer_processes_on_s3(spark, s3, tmp_path):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import rows_of
+from conftest import child_env, rows_of
 from fermion_spark import errors
 from fermion_spark.dataset import FermionDataset
 
@@ -177,7 +177,7 @@ def test_jars_route_without_configure_spark_with_fermion(tmp_table, tmp_path):
     script = tmp_path / "jars_only.py"
     script.write_text(JARS_ONLY)
     procs = {auto: subprocess.Popen([sys.executable, str(script), fermion_spark.jar_path(), tmp_table(auto), auto],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
              for auto in ("on", "off")}
     out = {}
     for auto, p in procs.items():

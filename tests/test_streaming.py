@@ -11,7 +11,7 @@ import time
 
 from pyspark.sql import functions as F
 
-from conftest import error_of
+from conftest import child_env, error_of
 from fermion_spark.dataset import FermionDataset
 
 
@@ -103,7 +103,7 @@ def test_a_query_killed_and_restarted_loses_and_duplicates_nothing(spark, tmp_pa
     source, out, checkpoint = str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "ck")
     write_inputs(source, 0, 20)
     proc = subprocess.Popen([sys.executable, "-c", QUERY, source, out, checkpoint],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True, env=child_env())
     try:
         deadline = time.time() + 240
         while time.time() < deadline:

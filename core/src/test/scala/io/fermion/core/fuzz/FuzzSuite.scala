@@ -10,9 +10,9 @@ import org.scalatest.funsuite.AnyFunSuite
   * every checksum the read verifies, some data), within the time and memory bound, with its Arrow
   * memory released. */
 class FuzzSuite extends AnyFunSuite {
-  private val budgetMillis = sys.props.get("fermion.fuzz.millis").map(_.toLong).getOrElse(30000L)
+  private val budgetMillis = sys.props.get("fermion.fuzz.millis").map(_.toLong).getOrElse(20000L)
   private val maxCases = sys.props.get("fermion.fuzz.cases").map(_.toLong).getOrElse(20000L)
-  private val headerPages = sys.props.get("fermion.fuzz.headerPages").map(_.toInt).getOrElse(6)
+  private val headerPages = sys.props.get("fermion.fuzz.headerPages").map(_.toInt).getOrElse(4)
 
   test("fixed-seed fuzz: no untyped exception, wrong result, hang or leak") {
     val runner = new FuzzRunner(seed = 20261123L)
