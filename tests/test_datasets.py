@@ -462,20 +462,22 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
     reads, and a cleanup with no writer left removes every unreferenced file."""
     import random
     path = tmp_table()
-    spark.range(0).write.format("fermion").save(path)
+    spark.range(0).selectExpr("id", "uuid() AS u").write.format("fermion").save(path)
     script = tmp_path / "killed_at_random.py"
     script.write_text(KILLED_AT_RANDOM)
     rnd = random.Random(13)
     expected = set()
     read_versions = 0
     for run in range(3):
-        p = subprocess.Popen([sys.executable, str(script), path, str(run)], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True, env=child_env())
-        assert p.stdout.readline().strip() == "ready"
+        log = tmp_path / f"writer-{run}.log"
+        with open(log, "w") as err:
+            p = subprocess.Popen([sys.executable, str(script), path, str(run)], stdout=subprocess.PIPE,
+                                 stderr=err, text=True, env=child_env())
+        assert p.stdout.readline().strip() == "ready", log.read_text()[-3000:]
         # The kill comes at a random moment after the first commit, not after start: a writer's
         # first append in a fresh JVM can take longer than any fixed delay on a loaded machine,
         # and a run killed before it commits anything tests nothing.
-        assert p.stdout.readline().startswith("committed"), "the writer ended before its first commit"
+        assert p.stdout.readline().startswith("committed"), "no first commit:\n" + log.read_text()[-3000:]
         time.sleep(rnd.uniform(0.0, 4.0))
         p.kill()  # SIGKILL
         out, _ = p.communicate()
