@@ -108,7 +108,11 @@ def main():
                     help="also a Fermion copy of main with s and vec in 1,024-value pages (an extra column)")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "take"))
     args = ap.parse_args()
-    spark = session("take-bench", extra={"spark.sql.files.maxRecordsPerFile": "0"})
+    # TakeTimer (benchmarks/src, compiled by run.sh) times the core take inside the JVM.
+    classes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "target", "scala-2.13", "classes")
+    if not os.path.exists(os.path.join(classes, "io", "fermion", "benchmarks", "TakeTimer.class")):
+        sys.exit(f"{classes} lacks TakeTimer: run this benchmark through benchmarks/run.sh take")
+    spark = session("take-bench", extra={"spark.sql.files.maxRecordsPerFile": "0", "spark.driver.extraClassPath": classes})
     jvm = spark.sparkContext._jvm
     conf = spark._jsc.hadoopConfiguration()
     os.makedirs(args.data, exist_ok=True)
@@ -122,6 +126,7 @@ def main():
     }
     import lance
     scan_pkg = jvm.io.fermion.core.scan
+    timer = jvm.io.fermion.benchmarks.TakeTimer
     allocator = jvm.org.apache.arrow.memory.RootAllocator()
     sc = spark.sparkContext
 
@@ -156,29 +161,29 @@ def main():
                     for sc_ in (scan, small_scan) if small_scan else (scan,):
                         sc_.takePositions(longs([rnd.randrange(n) for _ in range(k)]), conf, allocator).close()
                 for cache in caches:
-                    times = {"fermion": [], "fermion_small": [], "lance": [], "parquet": []}
+                    times = {"fermion": [], "fermion_small": [], "lance": [], "parquet": [], "fermion_py": []}
                     fermion_bytes = {"fermion": [], "fermion_small": []}
                     for rep in range(args.reps + 1):
                         positions = [rnd.randrange(n) for _ in range(k)]
                         fns = {}
 
-                        def f_fermion():
-                            # Only the take is timed, not the Python calls that read its metrics afterwards.
-                            return scan.takePositions(longs(positions), conf, allocator)
-
                         def rows_of(name, got, record=True):
+                            """(rows, seconds the JVM measured or None)."""
                             if not name.startswith("fermion"):
-                                return got
+                                return got, None
+                            batch = got.batch()
                             try:
                                 if record:
-                                    fermion_bytes[name].append(got.metrics().bytesRead())
-                                return got.numRows()
+                                    fermion_bytes[name].append(batch.metrics().bytesRead())
+                                return batch.numRows(), got.nanos() / 1e9
                             finally:
-                                got.close()
+                                batch.close()
 
-                        fns["fermion"] = f_fermion
+                        # Fermion's time is the JVM's clock around the take (TakeTimer); the clock here
+                        # also counts the py4j calls (kept as "fermion_py").
+                        fns["fermion"] = lambda: timer.takePositions(scan, longs(positions), conf, allocator)
                         if small_scan:
-                            fns["fermion_small"] = lambda: small_scan.takePositions(longs(positions), conf, allocator)
+                            fns["fermion_small"] = lambda: timer.takePositions(small_scan, longs(positions), conf, allocator)
                         fns["lance"] = lambda: lance_ds.take(positions, columns=cols).num_rows
                         # Parquet reads whole row groups: at 100 rows it already reads every row group of main.
                         if k <= 100 or table == "blobs":
@@ -191,9 +196,11 @@ def main():
                             start = time.perf_counter()
                             got = fn()
                             elapsed = time.perf_counter() - start
-                            got = rows_of(name, got)
+                            got, jvm_elapsed = rows_of(name, got)
                             if rep > 0:  # the first repetition warms up
-                                times[name].append(elapsed)
+                                times[name].append(elapsed if jvm_elapsed is None else jvm_elapsed)
+                                if name == "fermion":
+                                    times["fermion_py"].append(elapsed)
                             assert got == k, (name, got, k)
                         if rep == 0 and k == 10:
                             ids = lance_ds.take(positions, columns=["id"]).column("id").to_pylist()
@@ -201,7 +208,7 @@ def main():
                     med = {f: statistics.median(v) for f, v in times.items() if v}
                     per_row = {f: statistics.median(v[1:]) / k for f, v in fermion_bytes.items() if v}
                     rows_out.append([table, "+".join(cols) if len(cols) < 3 else "all", k, cache,
-                                     f"{med['fermion'] * 1000:.1f}",
+                                     f"{med['fermion'] * 1000:.1f}", f"{med['fermion_py'] * 1000:.1f}",
                                      f"{med['fermion_small'] * 1000:.1f}" if "fermion_small" in med else "",
                                      f"{med['lance'] * 1000:.1f}",
                                      f"{med['parquet'] * 1000:.0f}" if "parquet" in med else "(not run)",
@@ -242,8 +249,9 @@ def main():
             progress(f"spark {table} {k}: " + ", ".join(f"{x} {t:.3f} s" for x, t in med.items()))
     allocator.close()
 
-    variant_cols = [5, 9, 12]  # the cells of "Fermion, 1,024-value pages" in rows_out
-    take_headers = ["table", "columns", "rows", "page cache", "Fermion ms", "Fermion, 1,024-value pages ms",
+    variant_cols = [6, 10, 13]  # the cells of "Fermion, 1,024-value pages" in rows_out
+    take_headers = ["table", "columns", "rows", "page cache", "Fermion ms", "Fermion ms from Python",
+                    "Fermion, 1,024-value pages ms",
                     "Lance ms", "Parquet ms", "Fermion vs Lance", "Fermion (1,024-value pages) vs Lance",
                     "Fermion vs Parquet", "Fermion KiB read per row", "Fermion (1,024-value pages) KiB read per row"]
     size_headers = ["table", "rows", "Fermion", "Fermion, 1,024-value pages", "Parquet (Spark, zstd)", "Lance"]
@@ -261,8 +269,9 @@ def main():
         "new random rows; formats interleaved within each repetition. Page cache `warm`: each format reads the "
         "same rows once untimed just before (CPU and request costs); `cold`: the OS page cache is dropped before "
         "each timed call of every format (reads from this machine's virtual disk; needs root, else not run). "
-        "Fermion: the core take (`Scan.takePositions`) called in the JVM, no Spark job; Lance: pylance 14.0.2 "
-        "`take`; Parquet: pyarrow reading the row groups that hold the rows (Spark-written files, zstd). "
+        "Fermion: the core take (`Scan.takePositions`), no Spark job, timed by the JVM's clock around the call "
+        "(\"from Python\": by Python's clock, with the two py4j calls that pass the rows and make the call); "
+        "Lance: pylance 14.0.2 `take` (called in-process); Parquet: pyarrow reading the row groups that hold the rows (Spark-written files, zstd). "
         "Parquet is skipped at 1,000 rows of the main table (it would read the whole file per repetition)." + (
             " \"Fermion, 1,024-value pages\" (`--small-pages`): the same rows written with `column.s.pageRows=1024` "
             "and `column.vec.pageRows=1024` (a zstd page of `s` holds 20 KiB of values instead of 160 KiB, one of "

@@ -76,6 +76,60 @@ def test_rowid_and_rowaddr_predicates_are_taken_not_scanned(spark, changed):
     assert by_addr.collect() == [(6500, 13000)]
 
 
+def jobs_run_by(spark, f):
+    """The Spark jobs `f()` started (counted by job group), and what it returned."""
+    sc = spark.sparkContext
+    group = f"fermion-test-{random.getrandbits(32)}"
+    sc.setJobGroup(group, "counting jobs")
+    try:
+        out = f()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group)), out
+
+
+def test_lookups_of_few_rows_run_on_the_driver_and_stay_exact(spark, changed):
+    """Up to `localTakeMaxRows` rows by `_rowid` / `_rowaddr` are read on the driver (EXPLAIN:
+    FermionTake, no Spark job); more rows by tasks. The lookup predicates are not evaluated again
+    after the take, so whatever Spark could push on top (counts, limits, the other column's
+    predicates, other filters) must still see exactly the looked-up rows."""
+    t = spark.read.format("fermion").load(changed)
+    every = scan(spark, changed)
+    ids = [5, 17, 13, 999, 6500, 123456789, 42, 6998]  # 13 deleted, 123456789 absent
+    in_list = ", ".join(map(str, ids))
+    q = t.where(f"_rowid IN ({in_list})").select("id", "label", "vec", "st", "m", "_rowid")
+    plan = q._jdf.queryExecution().executedPlan().toString()
+    assert "FermionTake" in plan and "Take: _rowid IN (8 values), on the driver" in plan, plan
+    jobs, got = jobs_run_by(spark, q.collect)
+    assert jobs == 0, f"{jobs} Spark jobs for a lookup of {len(ids)} rows"
+    expected = every.where(f"_rowid IN ({in_list})").select("id", "label", "vec", "st", "m", "_rowid")
+    assert sorted(got, key=lambda r: r.id) == sorted(expected.collect(), key=lambda r: r.id) and len(got) == 6
+    # More rows than localTakeMaxRows: tasks, same rows.
+    many = spark.read.format("fermion").option("localTakeMaxRows", "3").load(changed) \
+        .where(f"_rowid IN ({in_list})").select("id", "label", "vec", "st", "m", "_rowid")
+    plan = many._jdf.queryExecution().executedPlan().toString()
+    assert "BatchScan" in plan and "on the driver" not in plan, plan
+    assert rows_of(many) == rows_of(expected)
+    # What Spark may push above a scan whose lookup predicates it no longer evaluates.
+    for sql_filter, tail in [(f"_rowid IN ({in_list})", lambda d: d.count()),
+                             (f"_rowid IN ({in_list}) AND id > 100", lambda d: d.count()),
+                             (f"_rowid IN ({in_list})", lambda d: d.agg({"id": "max", "extra": "min"}).collect()),
+                             (f"_rowid IN ({in_list}) AND label LIKE 's1%'", lambda d: sorted(d.select("id").collect())),
+                             (f"_rowid IN ({in_list}) AND _rowid <> 42", lambda d: sorted(d.select("id").collect())),
+                             ("_rowid = 17 OR _rowid = 18", lambda d: sorted(d.select("id").collect())),
+                             (f"_rowid IN ({in_list})", lambda d: len(d.limit(2).collect()))]:
+        for options in ({}, {"localTakeMaxRows": "0"}):
+            got = tail(spark.read.format("fermion").options(**options).load(changed).where(sql_filter))
+            assert got == tail(every.where(sql_filter)), (sql_filter, options, got)
+    # Both lookup columns: one drives the take, the other is still evaluated by Spark.
+    addr = {r.id: r._rowaddr for r in every.where("id IN (17, 42)").select("id", "_rowaddr").collect()}
+    both = t.where(f"_rowid IN ({in_list}) AND _rowaddr = {addr[42]}").select("id")
+    assert [r.id for r in both.collect()] == [42]
+    table = f"fermion.`{changed}`"
+    assert spark.sql(f"SELECT count(*) FROM {table} WHERE _rowid IN ({in_list})").collect()[0][0] == 6
+    assert spark.sql(f"SELECT max(id) FROM {table} WHERE _rowaddr = {addr[17]}").collect()[0][0] == 17
+
+
 def test_take_from_a_dataframe_of_ids_runs_takes_per_fragment(spark, changed):
     ds = FermionDataset(spark, changed)
     keys = spark.range(0, 7000, 7).selectExpr("id as k").union(spark.createDataFrame([(10**9,)], "k bigint"))

@@ -221,6 +221,16 @@ object OptionRegistry {
     "random access (take, `_rowid`/`_rowaddr` lookups) reads whole pages, so that their CRC32 is checked, instead of " +
       "only the requested values of pages stored PLAIN and uncompressed"
   )(bool)
+  val LocalTakeMaxRows: OptionSpec[Int] = spec(
+    "localTakeMaxRows",
+    Read,
+    "`1000`",
+    "Spark queries that name at most this many rows by `_rowid` or `_rowaddr` (`=`, `IN`) read them on the driver, " +
+      "without a Spark job (EXPLAIN: `FermionTake`); more rows are read by tasks (`BatchScan ... Take:`); `0`: " +
+      "always by tasks"
+  ) { v =>
+    val n = int(v); within(n >= 0, "must be 0 or more")(n)
+  }
   val MergeSchema: OptionSpec[Boolean] = spec(
     "mergeSchema",
     Read,
@@ -367,6 +377,7 @@ object OptionRegistry {
     DecodeThreads,
     FilterPushdown,
     TakeWholePages,
+    LocalTakeMaxRows,
     MergeSchema,
     VersionAsOf,
     TimestampAsOf,

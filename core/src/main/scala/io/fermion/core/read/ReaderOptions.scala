@@ -22,7 +22,10 @@ final case class ReaderOptions(
     filterPushdown: Boolean = true,
     /** Random access reads whole pages (their CRC32 checked) instead of only the requested values
       * of PLAIN pages stored uncompressed. */
-    takeWholePages: Boolean = false
+    takeWholePages: Boolean = false,
+    /** Lookups of at most this many rows are read where the query is planned (an engine's choice:
+      * the Spark connector reads them on the driver, as a local table) rather than by tasks. */
+    localTakeMaxRows: Int = 1000
 )
 
 object ReaderOptions {
@@ -40,7 +43,8 @@ object ReaderOptions {
       verifyChecksums = VerifyChecksums.in(options).getOrElse(d.verifyChecksums),
       decodeThreads = DecodeThreads.in(options).getOrElse(d.decodeThreads),
       filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown),
-      takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages)
+      takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages),
+      localTakeMaxRows = LocalTakeMaxRows.in(options).getOrElse(d.localTakeMaxRows)
     )
   }
 }

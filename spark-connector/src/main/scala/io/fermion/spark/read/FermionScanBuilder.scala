@@ -11,7 +11,8 @@ import org.apache.spark.sql.types.StructType
 
 /** Column pruning (nested fields included), predicate pushdown, LIMIT and metadata aggregates,
   * handed to the core scan. Statistics only skip data: every predicate is also returned to Spark to
-  * evaluate on the rows read ("pushed" and "post-scan" both, honestly reported). */
+  * evaluate on the rows read ("pushed" and "post-scan" both, honestly reported), except those that
+  * name rows by `_rowid` or `_rowaddr`, which a take answers exactly. */
 final class FermionScanBuilder(
     snapshot: Snapshot,
     tableSchema: StructType,
@@ -50,7 +51,12 @@ final class FermionScanBuilder(
     batchSelection =
       if (readerOptions.filterPushdown && !wholeFiles) BatchLookup.of(predicates.toSeq, batchColumns) else None
     pushed = pushed ++ predicates.filter(p => RowLookup.of(p).nonEmpty && !pushed.contains(p))
-    predicates
+    // The take returns exactly the live rows whose lookup column holds one of the values every
+    // lookup on that column allows: those predicates need no evaluation after the scan.
+    lookup match {
+      case Some(l) => predicates.filterNot(p => RowLookup.of(p).exists(_.column == l.column))
+      case None => predicates
+    }
   }
 
   override def pushedPredicates(): Array[Predicate] = pushed
@@ -59,7 +65,8 @@ final class FermionScanBuilder(
     * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
   override def pushAggregation(agg: Aggregation): Boolean = {
     aggregation =
-      if (!readerOptions.filterPushdown || wholeFiles) None
+      // Metadata answers for every row: not for the rows of a lookup (its predicates are not left to Spark).
+      if (!readerOptions.filterPushdown || wholeFiles || lookup.nonEmpty) None
       else MetadataAggregates.plan(agg, tableSchema, snapshot, readerOptions)
     aggregation.isDefined
   }
@@ -74,7 +81,11 @@ final class FermionScanBuilder(
     batchSelection.foreach(builder.batchRange)
     if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
     val fileMetadata = MetadataColumns.fileMetadata(required, tableSchema)
-    lookup.foreach(l => return new FermionTakeScan(builder.build(), l, tableSchema, required, fileMetadata))
+    lookup.foreach { l =>
+      return if (l.values.size <= readerOptions.localTakeMaxRows)
+        new FermionLocalTakeScan(builder.build(), l, required, fileMetadata)
+      else new FermionTakeScan(builder.build(), l, tableSchema, required, fileMetadata)
+    }
     val description =
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
         limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("") +

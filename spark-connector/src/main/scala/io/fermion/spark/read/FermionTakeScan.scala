@@ -1,9 +1,10 @@
 package io.fermion.spark.read
 
-import io.fermion.core.scan.{Scan => CoreScan, TakeTask}
+import io.fermion.core.scan.{Scan => CoreScan, ScanBatch, TakeTask}
 import io.fermion.spark.{FermionTableSchema, SerializableHadoopConf}
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.BufferAllocator
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -32,11 +33,7 @@ final class FermionTakeScan(
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
   override def planInputPartitions(): Array[InputPartition] = {
-    val keys = lookup.values.toArray.sorted
-    val conf = FermionTableSchema.hadoopConf()
-    val addresses =
-      if (lookup.column == MetadataColumns.RowIdName) scan.rowIdAddresses(keys, conf) else keys
-    val live = scan.liveAddresses(addresses, conf).distinct.sorted
+    val live = FermionTakeScan.liveAddresses(scan, lookup, FermionTableSchema.hadoopConf())
     val parallelism = math.max(1, SparkSession.active.sparkContext.defaultParallelism)
     // Tasks of at least a few hundred rows: a take costs a file open per fragment and task.
     scan.takeTasks(live, math.max(1, math.min(parallelism, live.length / 256 + 1)))
@@ -45,6 +42,29 @@ final class FermionTakeScan(
 
   override def createReaderFactory(): PartitionReaderFactory =
     new FermionTakeReaderFactory(readSchema, fileMetadata, SerializableHadoopConf.broadcast())
+}
+
+object FermionTakeScan {
+
+  /** The addresses of the live rows a lookup names, sorted and distinct (ids and addresses no live
+    * row has are dropped): resolved from the manifest, deletion files and row id sequences. */
+  def liveAddresses(scan: CoreScan, lookup: RowLookup, conf: Configuration): Array[Long] = {
+    val keys = lookup.values.toArray.sorted
+    val addresses = if (lookup.column == MetadataColumns.RowIdName) scan.rowIdAddresses(keys, conf) else keys
+    scan.liveAddresses(addresses, conf).distinct.sorted
+  }
+
+  /** A take's rows as Spark columns of `readSchema`; `_metadata` (where `fileMetadata`) is left
+    * null: a take's rows come from several files. */
+  def columnar(batch: ScanBatch, readSchema: StructType, fileMetadata: Array[Boolean]): ColumnarBatch = {
+    var core = -1
+    val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
+      val f = readSchema.fields(i)
+      if (fileMetadata(i)) SparkColumns.nulls(f.dataType, batch.numRows)
+      else { core += 1; SparkColumns.of(batch.columns(core), f.dataType, batch.numRows) }
+    }.toArray
+    new ColumnarBatch(columns, batch.numRows)
+  }
 }
 
 final case class FermionTakePartition(task: TakeTask) extends InputPartition
@@ -73,16 +93,7 @@ final class FermionTakeReaderFactory(
         true
       }
 
-      override def get(): ColumnarBatch = {
-        var core = -1
-        val columns: Array[ColumnVector] = readSchema.fields.indices.map { i =>
-          val f = readSchema.fields(i)
-          // `_metadata` of a take: rows come from several files, so it is left null.
-          if (fileMetadata(i)) SparkColumns.nulls(f.dataType, batch.numRows)
-          else { core += 1; SparkColumns.of(batch.columns(core), f.dataType, batch.numRows) }
-        }.toArray
-        new ColumnarBatch(columns, batch.numRows)
-      }
+      override def get(): ColumnarBatch = FermionTakeScan.columnar(batch, readSchema, fileMetadata)
 
       override def currentMetricsValues(): Array[CustomTaskMetric] =
         FermionScanMetrics.taskValues(Option(batch).map(_.metrics).getOrElse(io.fermion.core.scan.ScanMetrics()))

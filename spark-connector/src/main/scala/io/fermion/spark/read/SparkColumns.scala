@@ -28,7 +28,11 @@ object SparkColumns {
   def rows(batch: ScanBatch, schema: StructType): IndexedSeq[InternalRow] = {
     val columns: Array[ColumnVector] =
       schema.fields.indices.map(i => of(batch.columns(i), schema(i).dataType, batch.numRows)).toArray
-    val b = new ColumnarBatch(columns, batch.numRows)
+    rows(new ColumnarBatch(columns, batch.numRows), schema)
+  }
+
+  /** The rows of Spark columns of `schema`, copied (see above). */
+  def rows(b: ColumnarBatch, schema: StructType): IndexedSeq[InternalRow] = {
     val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)
     val out = IndexedSeq.newBuilder[InternalRow]
     val it = b.rowIterator()
