@@ -156,8 +156,10 @@ def main():
             scan = snapshot.scanBuilder().select(strings(cols)).build()
             small_scan = small.scanBuilder().select(strings(cols)).build() if small else None
             for k in (10, 100, 1000):
-                # The JIT compiles the take path during the first takes: warm it up outside the timing.
-                for _ in range(100 if k <= 100 else 10):
+                # The JIT compiles the take path during the first takes: warm it up outside the timing
+                # (a take of 10 rows in a fresh JVM runs at about a third of its speed for the first
+                # hundred takes; it settles after a few thousand, as in a long-running service).
+                for _ in range(2000 if k <= 100 else 100):
                     for sc_ in (scan, small_scan) if small_scan else (scan,):
                         sc_.takePositions(longs([rnd.randrange(n) for _ in range(k)]), conf, allocator).close()
                 for cache in caches:
