@@ -43,7 +43,8 @@ final case class FermionLocalTakeExec(output: Seq[Attribute], @transient scan: F
   * a `LocalTableScan`). */
 object FermionLocalTakeStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case PhysicalOperation(project, filters, r: DataSourceV2ScanRelation) if r.scan.isInstanceOf[FermionLocalTakeScan] =>
+    case PhysicalOperation(project, filters, r: DataSourceV2ScanRelation)
+        if r.scan.isInstanceOf[FermionLocalTakeScan] =>
       val leaf = FermionLocalTakeExec(r.output, r.scan.asInstanceOf[FermionLocalTakeScan])
       val filtered = filters.reduceLeftOption(And).map(FilterExec(_, leaf)).getOrElse(leaf)
       val projected =
