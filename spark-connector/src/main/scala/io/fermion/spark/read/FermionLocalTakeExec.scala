@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{And, Attribute}
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{FilterExec, LeafExecNode, ProjectExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.SQLExecution
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
@@ -24,9 +25,9 @@ final case class FermionLocalTakeExec(output: Seq[Attribute], @transient scan: F
   @transient private lazy val rows: Array[InternalRow] = {
     val r = scan.rows()
     longMetric("numOutputRows").add(r.length)
-    org.apache.spark.sql.execution.metric.SQLMetrics.postDriverMetricUpdates(
+    SQLMetrics.postDriverMetricUpdates(
       sparkContext,
-      sparkContext.getLocalProperty(org.apache.spark.sql.execution.SQLExecution.EXECUTION_ID_KEY),
+      sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY),
       metrics.values.toSeq
     )
     r

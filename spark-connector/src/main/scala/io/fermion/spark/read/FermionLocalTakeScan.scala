@@ -18,9 +18,7 @@ final class FermionLocalTakeScan(
     fileMetadata: Array[Boolean]
 ) extends LocalScan {
   override def readSchema(): StructType = readSchema
-  override def description(): String =
-    s"FermionScan ${scan.snapshot.root}${scan.snapshot.version.map(v => s" version $v").getOrElse("")} " +
-      s"[${readSchema.fieldNames.mkString(", ")}] Take: $lookup, on the driver"
+  override def description(): String = FermionTakeScan.describe(scan, readSchema, lookup) + ", on the driver"
 
   override def rows(): Array[InternalRow] = {
     val conf = FermionTableSchema.hadoopConf()

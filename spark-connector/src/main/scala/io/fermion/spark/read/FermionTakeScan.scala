@@ -25,9 +25,7 @@ final class FermionTakeScan(
     fileMetadata: Array[Boolean]
 ) extends Scan with Batch {
   override def readSchema(): StructType = readSchema
-  override def description(): String =
-    s"FermionScan ${scan.snapshot.root}${scan.snapshot.version.map(v => s" version $v").getOrElse("")} " +
-      s"[${readSchema.fieldNames.mkString(", ")}] Take: $lookup"
+  override def description(): String = FermionTakeScan.describe(scan, readSchema, lookup)
   override def supportedCustomMetrics(): Array[CustomMetric] = FermionScanMetrics.all.map(m => m: CustomMetric)
   override def toBatch: Batch = this
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
@@ -45,6 +43,11 @@ final class FermionTakeScan(
 }
 
 object FermionTakeScan {
+
+  /** What EXPLAIN shows of a take, by tasks or on the driver. */
+  def describe(scan: CoreScan, readSchema: StructType, lookup: RowLookup): String =
+    s"FermionScan ${scan.snapshot.root}${scan.snapshot.version.map(v => s" version $v").getOrElse("")} " +
+      s"[${readSchema.fieldNames.mkString(", ")}] Take: $lookup"
 
   /** The addresses of the live rows a lookup names, sorted and distinct (ids and addresses no live
     * row has are dropped): resolved from the manifest, deletion files and row id sequences. */
