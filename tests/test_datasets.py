@@ -346,9 +346,13 @@ def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
                 expected.discard(start)
     assert len(expected) >= 3 * 4 * 99
     assert set(ids(spark.read.format("fermion").load(path))) == expected
-    ds = FermionDataset(spark, path)
-    for v in range(1, ds.latest_version() + 1):  # every version stays readable
-        spark.read.format("fermion").option("versionAsOf", v).load(path).count()
+    # Every version stays readable, and appends and deletes of 100 ids each leave positive counts; one job.
+    latest = FermionDataset(spark, path).latest_version()
+    versions = [spark.read.format("fermion").option("versionAsOf", v).load(path).select(F.lit(v).alias("v"))
+                for v in range(1, latest + 1)]
+    counts = dict(functools.reduce(lambda a, b: a.unionAll(b), versions).groupBy("v").count().collect())
+    assert counts.get(latest) == len(expected), (counts, len(expected))
+    assert all(counts.get(v, 0) > 0 for v in range(2, latest + 1)), counts
 
 
 def test_damaged_dataset_metadata_fails_with_typed_errors(spark, tmp_table):
@@ -468,7 +472,9 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
     rnd = random.Random(13)
     expected = set()
     read_versions = 0
-    for run in range(3):
+    # Two kills (each a fresh PySpark JVM, the test's main cost); `dev/soak crash` kills hundreds
+    # of writers through the same commit protocol in core.
+    for run in range(2):
         log = tmp_path / f"writer-{run}.log"
         with open(log, "w") as err:
             p = subprocess.Popen([sys.executable, str(script), path, str(run)], stdout=subprocess.PIPE,
@@ -478,7 +484,7 @@ def test_spark_writers_killed_at_random_points_lose_no_commit(spark, tmp_table, 
         # first append in a fresh JVM can take longer than any fixed delay on a loaded machine,
         # and a run killed before it commits anything tests nothing.
         assert p.stdout.readline().startswith("committed"), "no first commit:\n" + log.read_text()[-3000:]
-        time.sleep(rnd.uniform(0.0, 4.0))
+        time.sleep(rnd.uniform(0.0, 3.0))
         p.kill()  # SIGKILL
         out, _ = p.communicate()
         reported = 1 + sum(1 for line in out.splitlines() if line.startswith("committed"))
