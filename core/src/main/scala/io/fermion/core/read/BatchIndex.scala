@@ -71,12 +71,6 @@ final private[core] class BatchIndex private (
       val chunk = reader.input.readFully(offset, length.toInt)
       var got = 0
       pages.foreachPage(chunk, offset, PageValues.Fixed(width), n) { p =>
-        if (p.len != p.valueCount * width)
-          throw new InvalidFermionFileException(
-            path,
-            offset,
-            s"$what page of ${p.valueCount} values has ${p.len} bytes"
-          )
         out.put(p.bytes, p.off, p.len)
         got += p.valueCount
       }

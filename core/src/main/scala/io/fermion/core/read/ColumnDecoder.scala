@@ -270,7 +270,6 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
         pages.foreachPage(buf, off, PageValues.Fixed(4), slots) { p =>
-          expectLength(p, p.valueCount.toLong * 4, off, "OFFSETS")
           val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           var k = 0
           var acc = offsets(row).toLong
@@ -375,10 +374,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
         t match {
           case FermionType.Bool =>
             if ((row & 7) != 0) invalid(off, "boolean DATA page does not start on a multiple of 8 slots")
-            expectLength(p, (p.valueCount + 7L) >>> 3, off, "DATA")
             data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
           case d: FermionType.Decimal if d.storedWidth == 8 =>
-            expectLength(p, p.valueCount * 8L, off, "DATA")
             // Each 8-byte unscaled value widened to Arrow's 16 bytes (sign-extended), written
             // straight to the buffer: its capacity holds `slots` values (allocated above).
             val in = java.nio.ByteBuffer.wrap(p.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
@@ -392,7 +389,6 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               k += 1
             }
           case _ =>
-            expectLength(p, p.valueCount.toLong * width, off, "DATA")
             data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
         }
         // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
@@ -568,7 +564,6 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             var row = 0
             pages.foreachPage(chunk(off, len), off, PageValues.Bitmap, slots) { p =>
               if ((row & 7) != 0) invalid(off, s"VALIDITY pages of `${node.field.name}` do not match its slots")
-              expectLength(p, (p.valueCount + 7L) >>> 3, off, "VALIDITY")
               System.arraycopy(p.bytes, p.off, heap, row >>> 3, (p.valueCount + 7) >>> 3)
               row += p.valueCount
             }
@@ -582,14 +577,6 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
     }
   }
 
-  /** A page's plain payload has exactly the size its value count implies. */
-  private def expectLength(p: DecodedPage, expected: Long, chunkOffset: Long, stream: String): Unit =
-    if (p.len != expected)
-      throw new InvalidFermionFileException(
-        path,
-        chunkOffset,
-        s"$stream page of ${p.valueCount} values has ${p.len} bytes, expected $expected"
-      )
 }
 
 private[core] object ColumnDecoder {

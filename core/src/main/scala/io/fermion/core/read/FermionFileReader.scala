@@ -24,7 +24,7 @@ final class FermionFileReader private (
     cit: ColumnIndexTable,
     tail: ByteBuffer,
     tailStart: Long,
-    options: ReaderOptions,
+    private[core] val options: ReaderOptions,
     /** Bytes of schema, directory and CIT read on open beyond the tail (when they did not fit it). */
     openExtraBytes: Long
 ) extends Closeable {
@@ -122,7 +122,7 @@ final class FermionFileReader private (
             var slot = 0
             var set = 0L
             d.pages.foreachPage(bytes, off, io.fermion.core.encoding.PageValues.Bitmap, rows) { p =>
-              if ((slot & 7) != 0 || p.len != ((p.valueCount + 7L) >>> 3))
+              if ((slot & 7) != 0)
                 throw new InvalidFermionFileException(
                   path,
                   off,

@@ -174,6 +174,19 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
           }
           DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount, h.encoding)
         }
+      // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so
+      // callers index into it by value without a check of their own.
+      val plainBytes = kind match {
+        case PageValues.Fixed(w) => h.valueCount.toLong * w
+        case PageValues.Bitmap => (h.valueCount + 7L) >>> 3
+        case PageValues.Variable => page.len.toLong
+      }
+      if (page.len != plainBytes)
+        throw new InvalidFermionFileException(
+          path,
+          fileOffset,
+          s"${PageEncoding.name(h.encoding)} page of ${h.valueCount} values has ${page.len} bytes, expected $plainBytes"
+        )
       valuesLeft -= h.valueCount
       if (kind == PageValues.Variable) bytesLeft -= page.len
       pages += 1

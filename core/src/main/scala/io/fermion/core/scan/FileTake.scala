@@ -198,7 +198,7 @@ final private[scan] class FileTake(
             var row = 0
             val off = m.simpleOffset(s, stripe)
             pages.foreachPage(fetched(off, len), off, PageValues.Bitmap, slots) { p =>
-              if ((row & 7) != 0 || p.len != (p.valueCount + 7) >>> 3)
+              if ((row & 7) != 0)
                 throw new InvalidFermionFileException(
                   path,
                   off,
@@ -260,8 +260,6 @@ final private[scan] class FileTake(
       val prefix = new Array[Int](slots + 1)
       var row = 0
       pages.foreachPage(chunk, at, PageValues.Fixed(4), slots) { p =>
-        if (p.len != p.valueCount * 4)
-          throw new InvalidFermionFileException(path, at, s"OFFSETS page of `${field.name}` has ${p.len} bytes")
         // Relative to the page's values: `p.off` is where they start in `p.bytes` (a page read in
         // place from the chunk starts after its header, not at 0).
         val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).slice().order(ByteOrder.LITTLE_ENDIAN)

@@ -53,6 +53,11 @@ object FuzzCorpus {
   /** The cases an entry is replayed as: every operation, checksums verified and not. Protection
     * (exact results required on success) holds only if the shape is still the one the entry was
     * damaged from. */
+  /** Whether `damaged` differs from the shape's file in a page payload (any length change counts). */
+  def touchesPayloads(s: Shape, damaged: Array[Byte]): Boolean =
+    damaged.length != s.bytes.length ||
+      s.map.payloads.exists(r => (r.start until r.end).exists(i => damaged(i) != s.bytes(i)))
+
   def replayCases(e: Entry): IndexedSeq[FuzzCase] = {
     val target = e.props("target")
     val index = e.props("index").toLong
@@ -77,7 +82,8 @@ object FuzzCorpus {
             mode,
             ops,
             e.bytes,
-            verify && sameShape && e.props("protected").toBoolean
+            verify && sameShape && e.props("protected").toBoolean,
+            FuzzCorpus.touchesPayloads(s, e.bytes)
           )
         }
       }

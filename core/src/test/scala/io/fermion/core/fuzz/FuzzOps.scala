@@ -9,6 +9,7 @@ import io.fermion.core.TestFiles
 import io.fermion.core.expr.{FilterExpr, FilterValue}
 import io.fermion.core.read.{FermionFileReader, FileAggregates, ProjectedNode, ReaderOptions, RowRanges}
 import io.fermion.core.read.filter.StripeFilter
+import io.fermion.core.scan.FileTakes
 import io.fermion.core.schema.{FermionField, FermionSchema, FermionType}
 import io.fermion.core.storage.InputFile
 import org.apache.arrow.memory.BufferAllocator
@@ -120,6 +121,22 @@ object FuzzOp {
       val projections = columns.map(c => c -> ProjectedNode.full(r.schema.fields(c)))
       values(r.readStripeProjected(stripe, projections, a, ranges), Some(ranges.rows))
     }
+  }
+
+  /** Rows of one stripe by random access (the single-file take), every column type included: the
+    * values in row order. With `wholePages = false` the take reads single values of PLAIN and
+    * packed pages stored uncompressed, whose CRC32 it cannot check (damage to a payload is then
+    * not protected for this op). */
+  final case class Take(stripe: Int, columns: IndexedSeq[Int], rows: IndexedSeq[Int], wholePages: Boolean)
+      extends FuzzOp {
+    def run(r: FermionFileReader, a: BufferAllocator): Any = {
+      val projections = columns.map(c => c -> ProjectedNode.full(r.schema.fields(c)))
+      values(FileTakes.take(r, stripe, rows.toArray, projections, wholePages, a), None)
+    }
+
+    /** The same rows picked from a scan of the stripe: what the take returns on an undamaged file. */
+    def viaScan(r: FermionFileReader, a: BufferAllocator): Any =
+      values(r.readStripe(stripe, columns, a), Some(rows.toArray)).map { case (_, h) => (rows.size, h) }
   }
 
   /** Bloom filters of flat columns: presence, size, and the answers for fixed probe hashes. */
@@ -234,6 +251,8 @@ object FuzzOp {
       })
       candidates += Selected(s, flatCols.filter(_ => rnd.nextBoolean()) :+ flatCols(rnd.nextInt(flatCols.size)), ranges)
     }
+    if (schema.fields.nonEmpty && stripeRows.nonEmpty && rnd.nextInt(3) == 0)
+      candidates += randomTake(rnd, schema, stripeRows)
     if (flatCols.nonEmpty && rnd.nextInt(3) == 0) candidates += Blooms(flatCols)
     if (flatCols.nonEmpty && rnd.nextInt(3) == 0) {
       val (e, text) = predicate(rnd, schema, flatCols, 2)
@@ -244,13 +263,36 @@ object FuzzOp {
     rnd.shuffle(candidates.result())
   }
 
+  /** A few scattered rows and a short run of one stripe, of some columns. */
+  private def randomTake(rnd: Random, schema: FermionSchema, stripeRows: IndexedSeq[Int]): Take = {
+    val s = rnd.nextInt(stripeRows.size)
+    val n = stripeRows(s)
+    val start = rnd.nextInt(n)
+    val rows =
+      (IndexedSeq.fill(1 + rnd.nextInt(6))(rnd.nextInt(n)) ++ (start until math.min(n, start + rnd.nextInt(4))))
+        .distinct.sorted
+    val all = schema.fields.indices
+    Take(
+      s,
+      (all.filter(_ => rnd.nextBoolean()) :+ all(rnd.nextInt(all.size))).distinct.sorted,
+      rows,
+      rnd.nextInt(4) == 0
+    )
+  }
+
+  /** The first, a middle and the last row of a stripe, every column, single values where possible. */
+  def takeOf(schema: FermionSchema, stripe: Int, rows: Int): Take =
+    Take(stripe, schema.fields.indices, IndexedSeq(0, rows / 2, rows - 1).distinct, wholePages = false)
+
   /** Every operation once (replay of the regression corpus). */
   def all(schema: FermionSchema, stripeRows: IndexedSeq[Int]): IndexedSeq[FuzzOp] = {
     val flatCols = flat(schema)
     val nested = schema.fields.indices.filter(c => FermionType.isNested(schema.fields(c).dataType))
     val lists =
       nested.filter(c => Set[FermionType](FermionType.List, FermionType.Map).contains(schema.fields(c).dataType))
-    IndexedSeq(Describe, Metadata, FullRead, Batches) ++ nested.map(Projected(_, lengthsOnly = false)) ++
+    IndexedSeq(Describe, Metadata, FullRead, Batches) ++
+      (if (schema.fields.isEmpty) Nil else stripeRows.indices.take(2).map(s => takeOf(schema, s, stripeRows(s)))) ++
+      nested.map(Projected(_, lengthsOnly = false)) ++
       lists.map(Projected(_, lengthsOnly = true)) ++
       (if (flatCols.isEmpty) Nil
        else

@@ -49,7 +49,9 @@ class FuzzSuite extends AnyFunSuite {
           if (map.pages.size <= headerPages) map.pages else rnd.shuffle(map.pages.toIndexedSeq).take(headerPages)
         val r = FuzzRunner.originalReader(shape)
         val ops =
-          try IndexedSeq(FuzzOp.Describe, FuzzOp.FullRead)
+          try IndexedSeq(FuzzOp.Describe, FuzzOp.FullRead) ++
+              (if (r.numStripes == 0 || r.schema.fields.isEmpty) Nil
+               else Seq(FuzzOp.takeOf(r.schema, 0, r.stripes.rowCount(0))))
           finally r.close()
         for (p <- pages) {
           val b = java.nio.ByteBuffer.wrap(shape.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
