@@ -285,7 +285,7 @@ class EncodingSuite extends AnyFunSuite {
 
   test("bit packing round-trips every width") {
     val rnd = new Random(8)
-    for (width <- 0 to 64; n <- Seq(0, 1, 63, 64, 65, 1000)) {
+    for (width <- 0 to 64; n <- Seq(0, 1, 2, 7, 8, 9, 63, 64, 65, 1000)) {
       val mask = if (width == 64) -1L else (1L << width) - 1
       val values = Array.fill(n)(rnd.nextLong() & mask)
       val out = new GrowableBytes()
@@ -296,6 +296,15 @@ class EncodingSuite extends AnyFunSuite {
       val back = new Array[Long](n)
       BitPacking.unpack(words, n, width, 0L, back)
       assert(back.sameElements(values), s"width $width, n $n")
+      // Straight from the bytes, at an offset, with the words ending exactly at the array's end:
+      // the unaligned 8-byte loads of the fast path must stop before the end and hand over to
+      // the word-by-word tail. A reference is added to every value.
+      val at = 3 + rnd.nextInt(5)
+      val src = new Array[Byte](at + out.length)
+      System.arraycopy(out.array, 0, src, at, out.length)
+      val fromBytes = new Array[Long](n)
+      BitPacking.unpack(src, at, n, width, 1000L, fromBytes)
+      assert(fromBytes.sameElements(values.map(_ + 1000L)), s"from bytes: width $width, n $n")
     }
   }
 }

@@ -43,30 +43,26 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
   def skip(n: Int, what: String): Unit = { need(n, what); buf.position(buf.position() + n) }
 
   /** A FOR block of `n` values: i64 reference, u8 bit width, packed words. */
-  def forBlock(n: Int, out: Array[Long], scratch: LongScratch, what: String): Unit = {
+  def forBlock(n: Int, out: Array[Long], what: String): Unit = {
     val reference = i64(what)
     val width = u8(what)
     if (width > 64) throw new MalformedPageException(s"$what has bit width $width")
-    packed(n, width, reference, out, scratch, what)
+    packed(n, width, reference, out, what)
   }
 
   /** `n` values packed in `width` bits, plus `reference`. */
-  def packed(n: Int, width: Int, reference: Long, out: Array[Long], scratch: LongScratch, what: String): Unit = {
-    val words = BitPacking.wordsFor(n, width)
-    need(words.toLong * 8, what)
-    val w = scratch.words(words)
-    buf.asLongBuffer().get(w, 0, words)
-    buf.position(buf.position() + words * 8)
-    BitPacking.unpack(w, n, width, reference, out)
+  def packed(n: Int, width: Int, reference: Long, out: Array[Long], what: String): Unit = {
+    val packed = BitPacking.packedBytes(n, width)
+    need(packed, what)
+    BitPacking.unpack(bytes, arrayPosition, n, width, reference, out)
+    buf.position(buf.position() + packed.toInt)
   }
 }
 
-/** Reusable long arrays for one decoder (packed words and unpacked values). */
+/** Reusable long arrays for one decoder (unpacked values). */
 final private[core] class LongScratch {
-  private var w = new Array[Long](0)
   private var a = new Array[Long](0)
   private var b = new Array[Long](0)
-  def words(n: Int): Array[Long] = { if (w.length < n) w = new Array[Long](math.max(n, w.length * 2)); w }
   def values(n: Int): Array[Long] = { if (a.length < n) a = new Array[Long](math.max(n, a.length * 2)); a }
   def second(n: Int): Array[Long] = { if (b.length < n) b = new Array[Long](math.max(n, b.length * 2)); b }
 }

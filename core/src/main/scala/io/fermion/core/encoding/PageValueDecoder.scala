@@ -50,19 +50,19 @@ final private[core] class PageValueDecoder {
       case PageEncoding.BitPack =>
         val w = r.u8("bit width")
         if (w > 64) throw new MalformedPageException(s"bit width $w")
-        r.packed(n, w, 0L, v, scratch, "bit-packed values")
-      case PageEncoding.For => r.forBlock(n, v, scratch, "FOR values")
+        r.packed(n, w, 0L, v, "bit-packed values")
+      case PageEncoding.For => r.forBlock(n, v, "FOR values")
       case PageEncoding.Delta =>
         val first = r.i64("first value")
         val w = r.u8("delta bit width")
         if (w > 64) throw new MalformedPageException(s"bit width $w")
         val d = scratch.second(math.max(1, n - 1))
-        if (n > 1) r.packed(n - 1, w, 0L, d, scratch, "zigzag deltas")
+        if (n > 1) r.packed(n - 1, w, 0L, d, "zigzag deltas")
         prefixSum(first, d, n, zigzag = true, v)
       case PageEncoding.DeltaFor =>
         val first = r.i64("first value")
         val d = scratch.second(math.max(1, n - 1))
-        r.forBlock(math.max(0, n - 1), d, scratch, "FOR deltas")
+        r.forBlock(math.max(0, n - 1), d, "FOR deltas")
         prefixSum(first, d, n, zigzag = false, v)
       case PageEncoding.Dictionary =>
         val size = r.u32("dictionary size")
@@ -96,8 +96,8 @@ final private[core] class PageValueDecoder {
     if (runs > n || (runs == 0 && n > 0)) throw new MalformedPageException(s"$runs runs for $n values")
     val values = new Array[Long](runs)
     val lengths = new Array[Long](runs)
-    r.forBlock(runs, values, scratch, "run values")
-    r.forBlock(runs, lengths, scratch, "run lengths")
+    r.forBlock(runs, values, "run values")
+    r.forBlock(runs, lengths, "run lengths")
     var at = 0
     var k = 0
     while (k < runs) {
@@ -116,7 +116,7 @@ final private[core] class PageValueDecoder {
       case PageEncoding.BitPack =>
         val w = r.u8("code bit width")
         if (w > 32) throw new MalformedPageException(s"code bit width $w")
-        r.packed(n, w, 0L, codes, scratch, "dictionary codes")
+        r.packed(n, w, 0L, codes, "dictionary codes")
       case PageEncoding.Rle => readRle(r, n, codes)
       case other => throw new MalformedPageException(s"unknown dictionary code scheme $other")
     }
@@ -155,7 +155,7 @@ final private[core] class PageValueDecoder {
         val lengths = scratch.values(n)
         val runs = r.u32("run count")
         if (runs > n || (runs == 0 && n > 0)) throw new MalformedPageException(s"$runs runs for $n bits")
-        r.forBlock(runs, lengths, scratch, "run lengths")
+        r.forBlock(runs, lengths, "run lengths")
         var at = 0
         var k = 0
         while (k < runs) {
@@ -199,7 +199,7 @@ final private[core] class PageValueDecoder {
         val size = r.u32("dictionary size")
         if (size == 0 || size > m) throw new MalformedPageException(s"dictionary of $size entries for $m values")
         val lens = new Array[Long](size)
-        r.forBlock(size, lens, scratch, "dictionary lengths")
+        r.forBlock(size, lens, "dictionary lengths")
         val starts = new Array[Int](size)
         var at = r.arrayPosition
         var bytes = 0L
