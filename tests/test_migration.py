@@ -270,3 +270,16 @@ def test_sql_convert(spark, tmp_table):
     row = spark.sql(f"CONVERT TO FERMION parquet.`{src}` TO '{dst}' OPTIONS (stripeRows = 50)").collect()[0]
     assert row["rows"] == 300 and row["version"] == 1
     assert rows_of(spark.read.format("fermion").load(dst)) == rows_of(spark.read.parquet(src))
+
+
+def test_describe_detail_counts_the_files_of_a_table_converted_in_place(spark, tmp_table):
+    """A table converted in place keeps its data files beside the Parquet files, outside data/:
+    DESCRIBE DETAIL counts their bytes too (it once listed data/ alone and reported 0)."""
+    src = tmp_table("inplace")
+    spark.range(300).selectExpr("id", "id % 3 AS k").write.partitionBy("k").parquet(src)
+    spark.sql(f"CONVERT TO FERMION parquet.`{src}`")
+    detail = spark.sql(f"DESCRIBE DETAIL fermion.`{src}`").collect()[0]
+    on_disk = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(src) for f in fs
+                  if f.endswith(".fermion"))
+    assert detail.numRows == 300 and detail.numFiles > 0 and detail.numDeletedRows == 0
+    assert on_disk > 0 and detail.sizeInBytes == on_disk, (detail.sizeInBytes, on_disk)

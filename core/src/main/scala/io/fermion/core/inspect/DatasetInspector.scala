@@ -61,7 +61,7 @@ object DatasetInspector {
       )
     }
     val chosen = version.map(v => manifests.find(_.version == v).getOrElse(ds.manifest(v))).getOrElse(manifests.last)
-    val dataFiles = listing(new Path(root, DatasetLayout.DataDir))
+    val sizes = sizesOf(ds, chosen.fragments.flatMap(_.files.map(_.path)))
     val fragments = chosen.fragments.map { f =>
       FragmentInfo(
         f.id,
@@ -72,14 +72,7 @@ object DatasetInspector {
           case _: RowIds.Listed => "manifest"
           case e: RowIds.External => e.path
         },
-        f.files.map { d =>
-          val p = ds.resolvePath(d.path)
-          val size = dataFiles.get(p.getName).filter(_.getPath.getParent == p.getParent).map(_.getLen).orElse {
-            try Some(fs.getFileStatus(p).getLen)
-            catch { case _: FileNotFoundException => None }
-          }
-          DataFileInfo(d.path, d.fieldIds, size)
-        },
+        f.files.map(d => DataFileInfo(d.path, d.fieldIds, sizes.get(d.path))),
         f.deletion.map(d =>
           DeletionInfo(d.path, if (d.kind == DeletionFile.ArrowArray) "arrow" else "roaring", d.deletedRows)
         )
@@ -102,6 +95,46 @@ object DatasetInspector {
       bytesRead = bytes
     )
   }
+
+  /** One version's totals, without the history `inspect` reads: its manifest, the first version's
+    * (for the creation time) and the sizes of its data and deletion files. What `DESCRIBE DETAIL`
+    * shows. */
+  def summary(ds: FermionDataset, manifest: Manifest): DatasetSummary = {
+    val fragments = manifest.fragments
+    val files = fragments.flatMap(_.files.map(_.path))
+    val deletions = fragments.flatMap(_.deletion.map(_.path))
+    val sizes = sizesOf(ds, files ++ deletions)
+    DatasetSummary(
+      version = manifest.version,
+      createdMillis = ds.versionNumbers().headOption.map(v => ds.manifest(v).timestampMillis),
+      modifiedMillis = manifest.timestampMillis,
+      partitionColumns = manifest.partitionFields.map(_.name),
+      fragments = fragments.size,
+      dataFiles = files.size,
+      deletionFiles = deletions.size,
+      bytes = (files ++ deletions).distinct.flatMap(sizes.get).sum,
+      rows = manifest.rowCount,
+      deletedRows = fragments.map(_.deletion.map(_.deletedRows).getOrElse(0L)).sum,
+      readerFeatures = Manifest.featureNames(manifest.readerFeatures)
+    )
+  }
+
+  /** Sizes of dataset files by the relative paths manifests name them with: one listing per
+    * directory they lie in (`data/`, `_deletions/`, the directories of a table converted in place),
+    * and a status call for a file its listing does not show. Missing files have no entry. */
+  private def sizesOf(ds: FermionDataset, paths: Seq[String]): Map[String, Long] =
+    paths.distinct.groupBy(p => ds.resolvePath(p).getParent).flatMap { case (dir, inDir) =>
+      val listed =
+        try ds.fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s.getLen).toMap
+        catch { case _: FileNotFoundException => Map.empty[String, Long] }
+      inDir.flatMap { rel =>
+        val p = ds.resolvePath(rel)
+        listed.get(p.getName).orElse {
+          try Some(ds.fs.getFileStatus(p).getLen)
+          catch { case _: FileNotFoundException => None }
+        }.map(rel -> _)
+      }
+    }
 
   private def describe(op: Operation): Option[String] = op match {
     case Operation.Append(_, fs, _) => Some(s"${fs.size} new fragments")

@@ -132,6 +132,23 @@ final case class FileInspection(
   def batchMode: Boolean = (settings & 2) != 0
 }
 
+/** One dataset version's totals (`DatasetInspector.summary`). `bytes`: its data and deletion
+  * files. `rows`: live rows (deleted ones deducted). */
+final case class DatasetSummary(
+    version: Long,
+    /** The first version still stored. */
+    createdMillis: Option[Long],
+    modifiedMillis: Long,
+    partitionColumns: Seq[String],
+    fragments: Int,
+    dataFiles: Int,
+    deletionFiles: Int,
+    bytes: Long,
+    rows: Long,
+    deletedRows: Long,
+    readerFeatures: Seq[String]
+)
+
 final case class VersionInfo(
     version: Long,
     timestampMillis: Long,

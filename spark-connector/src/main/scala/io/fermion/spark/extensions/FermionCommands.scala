@@ -1,6 +1,7 @@
 package io.fermion.spark.extensions
 
-import io.fermion.core.dataset.{DatasetLayout, FermionDataset}
+import io.fermion.core.dataset.FermionDataset
+import io.fermion.core.inspect.{DatasetInspector, DatasetSummary}
 import io.fermion.spark.{FermionDatasets, FermionTable, FermionTableSchema}
 import io.fermion.spark.extensions.FermionSqlParser.{AsOf, AsOfMicros, AsOfString}
 import org.apache.hadoop.fs.Path
@@ -100,7 +101,6 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
   override def run(spark: SparkSession): Seq[Row] = {
     val t = table(spark, nameParts, "DESCRIBE DETAIL")
     val ds = new FermionDataset(new Path(t.path), FermionTableSchema.hadoopConf())
-    val versions = ds.versionNumbers()
     val m = t.snapshot.manifest
     val props = t.properties()
     def prop(k: String) = Option(props.get(k))
@@ -116,32 +116,26 @@ final case class DescribeDetailCommand(nameParts: Seq[String]) extends LeafRunna
         TableCatalog.PROP_COLLATION
       ).contains(k)
     }
-    val lengths = Seq(DatasetLayout.DataDir, DatasetLayout.DeletionsDir).flatMap { dir =>
-      try ds.fs.listStatus(new Path(ds.root, dir)).toSeq.map(s => s"$dir/${s.getPath.getName}" -> s.getLen)
-      catch { case _: java.io.FileNotFoundException => Nil }
-    }.toMap
-    val fragments = m.map(_.fragments).getOrElse(IndexedSeq.empty)
-    val files = fragments.flatMap(_.files.map(_.path))
-    val deletions = fragments.flatMap(_.deletion.map(_.path))
-    val features = m.toSeq.flatMap(mf => io.fermion.core.dataset.Manifest.featureNames(mf.readerFeatures))
+    val summary = m.map(DatasetInspector.summary(ds, _))
+    def total(f: DatasetSummary => Long): Long = summary.map(f).getOrElse(0L)
     Seq(Row(
       "fermion",
       t.info.name.orNull,
       prop(TableCatalog.PROP_COMMENT).orNull,
       t.path,
       kind,
-      versions.headOption.map(v => new java.sql.Timestamp(ds.manifest(v).timestampMillis)).orNull,
-      m.map(x => new java.sql.Timestamp(x.timestampMillis)).orNull,
-      m.map(x => java.lang.Long.valueOf(x.version)).orNull,
-      m.map(_.partitionFields.map(_.name)).getOrElse(IndexedSeq.empty[String]),
-      fragments.size.toLong,
-      files.size.toLong,
-      deletions.size.toLong,
-      (files ++ deletions).map(p => lengths.getOrElse(p, 0L)).sum,
-      fragments.map(_.rowCount).sum,
-      fragments.map(f => f.deletion.map(_.deletedRows).getOrElse(0L)).sum,
+      summary.flatMap(_.createdMillis).map(new java.sql.Timestamp(_)).orNull,
+      summary.map(x => new java.sql.Timestamp(x.modifiedMillis)).orNull,
+      summary.map(x => java.lang.Long.valueOf(x.version)).orNull,
+      summary.map(_.partitionColumns).getOrElse(Nil),
+      total(_.fragments.toLong),
+      total(_.dataFiles.toLong),
+      total(_.deletionFiles.toLong),
+      total(_.bytes),
+      total(_.rows),
+      total(_.deletedRows),
       userProps,
-      features
+      summary.map(_.readerFeatures).getOrElse(Nil)
     ))
   }
 }
