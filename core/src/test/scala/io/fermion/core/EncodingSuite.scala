@@ -291,20 +291,23 @@ class EncodingSuite extends AnyFunSuite {
       val out = new GrowableBytes()
       BitPacking.pack(values, n, 0L, width, out)
       assert(out.length == BitPacking.packedBytes(n, width))
-      val words = new Array[Long](BitPacking.wordsFor(n, width))
-      ByteBuffer.wrap(out.array, 0, out.length).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(words)
-      val back = new Array[Long](n)
-      BitPacking.unpack(words, n, width, 0L, back)
-      assert(back.sameElements(values), s"width $width, n $n")
-      // Straight from the bytes, at an offset, with the words ending exactly at the array's end:
-      // the unaligned 8-byte loads of the fast path must stop before the end and hand over to
-      // the word-by-word tail. A reference is added to every value.
+      // At an offset, with the words ending exactly at the array's end: the unaligned 8-byte loads
+      // of the fast path must stop before the end and hand over to the word-by-word tail. A
+      // reference is added to every value.
       val at = 3 + rnd.nextInt(5)
       val src = new Array[Byte](at + out.length)
       System.arraycopy(out.array, 0, src, at, out.length)
-      val fromBytes = new Array[Long](n)
-      BitPacking.unpack(src, at, n, width, 1000L, fromBytes)
-      assert(fromBytes.sameElements(values.map(_ + 1000L)), s"from bytes: width $width, n $n")
+      val back = new Array[Long](n)
+      BitPacking.unpack(src, at, n, width, 1000L, back)
+      assert(back.sameElements(values.map(_ + 1000L)), s"width $width, n $n")
+      // A run from a later value (what a take of some rows reads): from the word holding its first bit.
+      if (n > 1) {
+        val first = 1 + rnd.nextInt(n - 1)
+        val word = (first.toLong * width) >>> 6
+        val run = new Array[Long](n - first)
+        BitPacking.unpack(src, at + 8 * word.toInt, n - first, width, 0L, run, first.toLong * width - 64 * word)
+        assert(run.sameElements(values.drop(first)), s"width $width, n $n, from value $first")
+      }
     }
   }
 }

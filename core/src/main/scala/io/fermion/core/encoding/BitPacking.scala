@@ -37,54 +37,42 @@ private[core] object BitPacking {
     if (used > 0) buf.putLong(acc)
   }
 
-  /** Unpacks n values of `width` bits from the packed words stored little-endian in
-    * `src(off until off + 8 * wordsFor(n, width))` into `out(0 until n)`, adding `reference`.
-    * Values of up to 56 bits are read with one unaligned 8-byte load each (a value then never spans
-    * two loads), without copying the words out first; the last values, whose load would pass the
-    * words' end, and wider values go word by word. */
-  def unpack(src: Array[Byte], off: Int, n: Int, width: Int, reference: Long, out: Array[Long]): Unit = {
+  /** Unpacks n values of `width` bits, the first at bit `firstBit`, from packed words stored
+    * little-endian in `src` from `off` (the words holding bits `[0, firstBit + n * width)`), into
+    * `out(0 until n)`, adding `reference`. Values of up to 56 bits are read with one unaligned
+    * 8-byte load each (a value then never spans two loads), without copying the words out first;
+    * the last values, whose load would pass the words' end, and wider values go word by word. */
+  def unpack(
+      src: Array[Byte],
+      off: Int,
+      n: Int,
+      width: Int,
+      reference: Long,
+      out: Array[Long],
+      firstBit: Long = 0L
+  ): Unit = {
     if (width == 0) { java.util.Arrays.fill(out, 0, n, reference); return }
-    val bytes = packedBytes(n, width)
+    val bytes = ((firstBit + n.toLong * width + 63) >>> 6) * 8
     val b = ByteBuffer.wrap(src).order(ByteOrder.LITTLE_ENDIAN)
     var i = 0
+    var bit = firstBit
     if (width <= 56 && bytes >= 8) {
       val mask = (1L << width) - 1
-      // Value i's load starts at byte (i * width) >>> 3 and must end within the words.
-      val fast = math.min(n.toLong, ((bytes - 8) * 8 + 7) / width + 1).toInt
-      var bit = 0L
+      // Value i's load starts at byte (firstBit + i * width) >>> 3 and must end within the words.
+      val room = (bytes - 8) * 8 + 7 - firstBit
+      val fast = if (room < 0) 0 else math.min(n.toLong, room / width + 1).toInt
       while (i < fast) {
         out(i) = ((b.getLong(off + (bit >>> 3).toInt) >>> (bit & 7).toInt) & mask) + reference
         bit += width
         i += 1
       }
     }
-    if (i < n) {
-      val mask = if (width == 64) -1L else (1L << width) - 1
-      var bit = i.toLong * width
-      while (i < n) {
-        val w = (bit >>> 6).toInt
-        val s = (bit & 63).toInt
-        var v = b.getLong(off + 8 * w) >>> s
-        if (s + width > 64) v |= b.getLong(off + 8 * (w + 1)) << (64 - s)
-        out(i) = (v & mask) + reference
-        bit += width
-        i += 1
-      }
-    }
-  }
-
-  /** Unpacks n values of `width` bits from `words`, the first at bit `firstBit`, into
-    * `out(0 until n)`, adding `reference`. */
-  def unpack(words: Array[Long], n: Int, width: Int, reference: Long, out: Array[Long], firstBit: Long = 0L): Unit = {
-    if (width == 0) { java.util.Arrays.fill(out, 0, n, reference); return }
     val mask = if (width == 64) -1L else (1L << width) - 1
-    var bit = firstBit
-    var i = 0
     while (i < n) {
       val w = (bit >>> 6).toInt
       val s = (bit & 63).toInt
-      var v = words(w) >>> s
-      if (s + width > 64) v |= words(w + 1) << (64 - s)
+      var v = b.getLong(off + 8 * w) >>> s
+      if (s + width > 64) v |= b.getLong(off + 8 * (w + 1)) << (64 - s)
       out(i) = (v & mask) + reference
       bit += width
       i += 1

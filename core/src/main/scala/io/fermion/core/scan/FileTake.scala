@@ -673,11 +673,11 @@ final private[scan] class FileTake(
     private def unpack(n: NodeTake, d: DataRead, k: Int, run: Int, fetched: Fetched): Array[Byte] = {
       val p = d.packed
       val (from, until) = n.packedWords(d, k, run)
-      val words = new Array[Long]((until - from).toInt)
-      if (p.bits > 0) fetched(p.wordsAt + 8 * from, 8 * (until - from)).asLongBuffer().get(words)
+      val words = new Array[Byte]((8 * (until - from)).toInt)
+      if (p.bits > 0) fetched(p.wordsAt + 8 * from, words.length.toLong).get(words)
       val values = new Array[Long](run)
       val firstBit = (d.slots(k) - d.firstSlot).toLong * p.bits - 64 * from
-      io.fermion.core.encoding.BitPacking.unpack(words, run, p.bits, p.reference, values, firstBit)
+      io.fermion.core.encoding.BitPacking.unpack(words, 0, run, p.bits, p.reference, values, firstBit)
       val out = new Array[Byte](run * d.width)
       io.fermion.core.encoding.PlainValues.writeAll(values, run, d.width, out, 0)
       out
