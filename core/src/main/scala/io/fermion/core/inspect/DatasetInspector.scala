@@ -22,9 +22,7 @@ object DatasetInspector {
     val ds = new FermionDataset(root, conf)
     val fs = ds.fs
     var bytes = 0L
-    def listing(dir: Path): Map[String, FileStatus] =
-      try fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
-      catch { case _: FileNotFoundException => Map.empty }
+    def listing(dir: Path): Map[String, FileStatus] = listingOf(ds, dir)
     val manifestFiles = listing(DatasetLayout.versions(root))
     val numbers = ds.versionNumbers()
     if (numbers.isEmpty)
@@ -124,17 +122,20 @@ object DatasetInspector {
     * and a status call for a file its listing does not show. Missing files have no entry. */
   private def sizesOf(ds: FermionDataset, paths: Seq[String]): Map[String, Long] =
     paths.distinct.groupBy(p => ds.resolvePath(p).getParent).flatMap { case (dir, inDir) =>
-      val listed =
-        try ds.fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s.getLen).toMap
-        catch { case _: FileNotFoundException => Map.empty[String, Long] }
+      val listed = listingOf(ds, dir)
       inDir.flatMap { rel =>
         val p = ds.resolvePath(rel)
-        listed.get(p.getName).orElse {
+        listed.get(p.getName).map(_.getLen).orElse {
           try Some(ds.fs.getFileStatus(p).getLen)
           catch { case _: FileNotFoundException => None }
         }.map(rel -> _)
       }
     }
+
+  /** The files of `dir` by name (none if it does not exist). */
+  private def listingOf(ds: FermionDataset, dir: Path): Map[String, FileStatus] =
+    try ds.fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s).toMap
+    catch { case _: FileNotFoundException => Map.empty }
 
   private def describe(op: Operation): Option[String] = op match {
     case Operation.Append(_, fs, _) => Some(s"${fs.size} new fragments")

@@ -6,7 +6,7 @@ import io.fermion.core.codec.ZstdBlocks
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, PageHeader, StreamType}
-import io.fermion.core.read.{ColumnDecoder, FermionFileReader, PageDecoder, ProjectedNode}
+import io.fermion.core.read.{ColumnDecoder, FermionFileReader, PageDecoder, ProjectedNode, ReaderOptions}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionType}
 import io.fermion.core.stats.PageStatistics
 import io.fermion.core.storage.{ByteRange, RangeCoalescer}
@@ -778,13 +778,13 @@ private[scan] object FileTake {
   def probeBytes(plainBytes: Long, pageBytes: Long): Long =
     math.min(pageBytes, PageHeader.Size + ZstdBlocks.tableBytes(math.min(256L, (plainBytes + 1023) / 1024).toInt))
 
-  /** A take from `reader` with the plan's reader options; the coalescing gap defaults by file system. */
-  def apply(reader: FermionFileReader, plan: ReadPlan, structures: Option[StructureCache] = None): FileTake =
+  /** A take from `reader` with `options`; the coalescing gap defaults by file system. */
+  def apply(reader: FermionFileReader, options: ReaderOptions, structures: Option[StructureCache] = None): FileTake =
     new FileTake(
       reader,
-      plan.options.verifyChecksums,
-      plan.options.takeWholePages,
-      if (plan.options.coalesceGapBytes >= 0) plan.options.coalesceGapBytes else reader.input.defaultCoalesceGap,
+      options.verifyChecksums,
+      options.takeWholePages,
+      if (options.coalesceGapBytes >= 0) options.coalesceGapBytes else reader.input.defaultCoalesceGap,
       structures
     )
 }

@@ -337,7 +337,7 @@ final private[scan] class SplitReader private (
   /** The `rows` (sorted) of `stripe` of the columns at positions `ps` of [[present]], into `into`. */
   private def takeRows(stripe: Int, ps: Set[Int], rows: Array[Int], into: Array[FieldVector]): Unit =
     ps.toIndexedSeq.groupBy(p => present(p)._2).foreach { case (src, group) =>
-      val take = FileTake(sources(src), plan)
+      val take = FileTake(sources(src), plan.options)
       val got = take.take(IndexedSeq(stripe -> rows), group.map(p => present(p)._3 -> present(p)._4), allocator).head
       takePages += take.pagesDecoded
       takeSkipped += take.pagesSkipped

@@ -93,7 +93,7 @@ private[scan] object Take {
           perSource.foreach { case (src, ps) =>
             val take = FileTake(
               files.sources(src),
-              plan,
+              plan.options,
               // Files kept open between takes also keep their decoded VALIDITY and OFFSETS chunks.
               if (cache.nonEmpty) Some(files.structures(src)) else None
             )

@@ -18,8 +18,8 @@ object FileTakes {
       wholePages: Boolean,
       allocator: BufferAllocator
   ): IndexedSeq[FieldVector] = {
-    val options = reader.options
-    val gap = if (options.coalesceGapBytes >= 0) options.coalesceGapBytes else reader.input.defaultCoalesceGap
-    new FileTake(reader, options.verifyChecksums, wholePages, gap).take(IndexedSeq(stripe -> rows), columns, allocator).head
+    FileTake(reader, reader.options.copy(takeWholePages = wholePages))
+      .take(IndexedSeq(stripe -> rows), columns, allocator)
+      .head
   }
 }
