@@ -118,7 +118,10 @@ final case class FileInspection(
     stripeDirectoryOffset: Long,
     citOffset: Long,
     cmbAreaBytes: Long,
-    /** Footer, schema, stripe directory, CIT and CMBs: what a reader needs before any page. */
+    /** Bytes of the column directory (format 1.5; 0 when the file has none). */
+    columnDirectoryBytes: Long,
+    /** Footer, schema, stripe directory, CIT, CMBs and column directory: what a reader needs
+      * before any page. */
     metadataBytes: Long,
     schema: IndexedSeq[FermionField],
     numStripes: Int,
@@ -130,6 +133,7 @@ final case class FileInspection(
   def formatVersion: String = s"$formatMajor.$formatMinor"
   def pageCrc32: Boolean = (settings & 1) != 0
   def batchMode: Boolean = (settings & 2) != 0
+  def columnDirectory: Boolean = (settings & 4) != 0
 }
 
 /** One dataset version's totals (`DatasetInspector.summary`). `bytes`: its data and deletion

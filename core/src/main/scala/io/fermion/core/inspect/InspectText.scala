@@ -54,8 +54,10 @@ object InspectText {
     sb ++= s"  format version ${f.formatVersion}, ${bytes(f.fileBytes)} (${count(f.fileBytes)} bytes), ${count(f.rows)} rows, " +
       s"${count(f.numStripes)} stripes, ${count(f.schema.size)} columns\n"
     sb ++= s"  settings: page CRC32 ${if (f.pageCrc32) "on" else "off"}, batch mode ${if (f.batchMode) "on" else "off"}, " +
+      s"column directory ${if (f.columnDirectory) "on" else "off"}, " +
       s"default page size ${bytes(f.defaultPageSize)}\n"
-    sb ++= s"  metadata: ${bytes(f.metadataBytes)} (CMBs ${bytes(f.cmbAreaBytes)}, schema ${bytes(f.schemaBytes)}, " +
+    sb ++= s"  metadata: ${bytes(f.metadataBytes)} (column directory ${bytes(f.columnDirectoryBytes)}, " +
+      s"CMBs ${bytes(f.cmbAreaBytes)}, schema ${bytes(f.schemaBytes)}, " +
       s"stripe directory ${bytes(f.citOffset - f.stripeDirectoryOffset)}, CIT ${bytes(f.fileBytes - 64 - f.citOffset)}, footer 64 B)\n"
     sb ++= "\nSchema\n"
     schemaLines(f.schema, sb)

@@ -19,6 +19,9 @@ private[core] object FileLayout {
   object Settings {
     val PageCrc32: Int = 1
     val BatchMode: Int = 1 << 1
+
+    /** Format 1.5: a column directory ends at the CMB area's start (docs/format.md 10.1). */
+    val ColumnDirectory: Int = 1 << 2
   }
 }
 

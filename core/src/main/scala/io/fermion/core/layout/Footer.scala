@@ -28,6 +28,9 @@ final private[core] case class Footer(
     minor: Int = FormatVersion.Minor
 ) {
   def hasPageCrc: Boolean = (settings & FileLayout.Settings.PageCrc32) != 0
+
+  /** Format 1.5: a column directory ends where the CMB area starts (settings bit 2). */
+  def hasColumnDirectory: Boolean = (settings & FileLayout.Settings.ColumnDirectory) != 0
   def citLength: Long = ColumnIndexTable.byteSize(numColumns)
 
   /** The metadata region covered by metadataCrc32: schema, stripe directory and CIT. */

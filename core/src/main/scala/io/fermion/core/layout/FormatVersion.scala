@@ -7,8 +7,11 @@ package io.fermion.core.layout
   * bloom filters after DATA chunks (their length in the FullChunkDesc's last word), which 1.1
   * readers ignore; 1.3 added batch mode (settings bit 1, BATCH_META chunks inside the stripes'
   * ranges and a batch index before the first CMB), which 1.2 readers ignore; 1.4 added the page
-  * codec zstd-blocks (2), which a 1.3 reader reports as "unknown page codec". */
+  * codec zstd-blocks (2), which a 1.3 reader reports as "unknown page codec"; 1.5 added the column
+  * directory before the first CMB (settings bit 2), which 1.4 readers ignore except that in a
+  * batch-mode file they no longer find the batch index where they look for it (they reject batch
+  * lookups as an invalid file, and read every column). */
 private[core] object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 4
+  val Minor: Int = 5
 }

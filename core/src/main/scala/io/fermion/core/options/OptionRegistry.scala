@@ -182,7 +182,7 @@ object OptionRegistry {
     Read,
     "by file system",
     "bytes read from the file end on open (footer, schema, CIT and often the CMBs in one read): 64 KiB on a local " +
-      "disk, 1 MiB on HDFS and object stores"
+      "disk, 1 MiB on HDFS and object stores (a dataset read opening a wide file for some columns: 4 KiB on a local disk)"
   )(bytes(1L << 30))
   val CmbEagerLoadThreshold: OptionSpec[Long] = spec(
     "cmbEagerLoadThreshold",

@@ -92,7 +92,7 @@ private[core] object BatchIndex {
     val n = reader.numStripes
     val start =
       if (n == 0) FileLayout.HeaderSize.toLong else reader.stripes.dataOffset(n - 1) + reader.stripes.dataLength(n - 1)
-    val end = reader.cmbAreaStart
+    val end = reader.dataAreaEnd
     val size = BatchMetaBlock.size(n)
     if (end - start != size)
       throw new InvalidFermionFileException(

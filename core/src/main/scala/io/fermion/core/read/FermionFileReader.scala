@@ -7,7 +7,7 @@ import java.util.zip.CRC32
 import io.fermion.core.errors._
 import io.fermion.core.storage.{ByteRange, HadoopInputFile, InputFile, RangeCoalescer}
 import io.fermion.core.layout._
-import io.fermion.core.schema.{FermionSchema, FermionType, SchemaCodec}
+import io.fermion.core.schema.{FermionField, FermionSchema, FermionType, SchemaCodec}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 import org.apache.hadoop.conf.Configuration
@@ -15,25 +15,63 @@ import org.apache.hadoop.fs.Path
 
 /** Reads one Fermion file. Opening costs one tail read when footer, schema, stripe directory and
   * CIT fit in `tailPrefetchBytes`; CMBs are then loaded only for the columns asked for, and a stripe's chunks of those columns are fetched with coalesced reads and
-  * decoded straight into Arrow vectors. */
+  * decoded straight into Arrow vectors. A file opened for some of its columns
+  * ([[FermionFileReader.openColumns]], format 1.5) reads their schema nodes and CMB locations from
+  * the column directory instead; the whole schema and CIT are read only if something asks for them. */
 final class FermionFileReader private (
     private[core] val input: InputFile,
     private[core] val footer: Footer,
-    val schema: FermionSchema,
     private[core] val stripes: StripeDirectory,
-    cit: ColumnIndexTable,
+    /** The whole schema and CIT when the file was opened whole (else null: loaded on first need). */
+    opened: FileMetadata,
+    /** The columns opened through the column directory (empty when the file was opened whole). */
+    directoryColumns: Map[Int, OpenedColumn],
+    /** CIT.offset[0]: where the CMB area starts. */
+    private[core] val cmbAreaStart: Long,
     tail: ByteBuffer,
     tailStart: Long,
     private[core] val options: ReaderOptions,
-    /** Bytes of schema, directory and CIT read on open beyond the tail (when they did not fit it). */
+    /** Bytes of metadata read on open beyond the tail. */
     openExtraBytes: Long
 ) extends Closeable {
   val path: String = input.path
-  private val cmbs = new Array[ColumnMetadataBlock](schema.size)
-  private val cmbLoaded = new Array[Boolean](schema.size)
+  private var metadataBytes = tail.remaining().toLong + openExtraBytes
+
+  /** The whole schema and CIT, from the open or read now (verified as an open verifies them). */
+  private lazy val metadata: FileMetadata =
+    if (opened != null) opened
+    else {
+      val (m, bytes) = FermionFileReader.readMetadata(input, footer, tail, tailStart, options)
+      metadataBytes += bytes
+      m
+    }
+
+  /** The file's schema: every top-level column. After [[FermionFileReader.openColumns]] the first
+    * call reads the whole schema and CIT. */
+  def schema: FermionSchema = metadata.schema
+
+  /** Top-level column `column` of the file (from the column directory when it was opened through it). */
+  def field(column: Int): FermionField = directoryColumns.get(column) match {
+    case Some(o) => o.field
+    case None => schema.fields(column)
+  }
+
+  def numColumns: Int = footer.numColumns
+
+  /** The columns whose metadata the open read through the column directory (empty: the whole
+    * schema and CIT were read). */
+  def openedColumns: Set[Int] = directoryColumns.keySet
+
+  private def cmbOffset(c: Int): Long = directoryColumns.get(c).fold(metadata.cit.cmbOffset(c))(_.cmbOffset)
+  private def cmbLength(c: Int): Long = directoryColumns.get(c).fold(metadata.cit.cmbLength(c))(_.cmbLength)
+  private def cmbCrc32(c: Int): Int = directoryColumns.get(c).fold(metadata.cit.cmbCrc32(c))(_.cmbCrc32)
+
+  /** Loaded CMBs by column (None: the column has none). Maps, not arrays of every column: a file
+    * opened for a few of 100,000 columns must not cost per-column state for the others. */
+  private val cmbs = new java.util.concurrent.ConcurrentHashMap[Int, Option[ColumnMetadataBlock]]
 
   /** Fetched but not yet verified CMB bytes (eager loading fetches blocks nobody asked for yet). */
-  private val cmbRaw = new Array[ByteBuffer](schema.size)
+  private val cmbRaw = new java.util.concurrent.ConcurrentHashMap[Int, ByteBuffer]
 
   /** Page decoders not in use; a column decode borrows one (each holds scratch buffers). */
   private val idleDecoders = new java.util.concurrent.ConcurrentLinkedQueue[ColumnDecoder]
@@ -43,12 +81,10 @@ final class FermionFileReader private (
     allDecoders.add(d)
     d
   }
-  private var metadataBytes = tail.remaining().toLong + openExtraBytes
-
   def numRows: Long = footer.numRows
 
   /** Where each column's CMB is (what `fermion inspect` reports). */
-  private[core] def columnIndexTable: ColumnIndexTable = cit
+  private[core] def columnIndexTable: ColumnIndexTable = metadata.cit
   def numStripes: Int = footer.numStripes
 
   /** Rows in stripe `stripe` (0 until [[numStripes]]). */
@@ -60,8 +96,9 @@ final class FermionFileReader private (
   def decodeNanos: Long = { var n = 0L; allDecoders.forEach(d => n += d.pages.decodeNanos); n }
   def bytesRead: Long = input.bytesRead
 
-  /** Where the CMB area starts (CIT.offset[0]); in a batch-mode file the batch index ends there. */
-  private[core] def cmbAreaStart: Long = cit.cmbAreaStart
+  /** Where the data area ends: the start of the column directory (format 1.5), else of the CMB
+    * area. In a batch-mode file the batch index ends there. */
+  private[core] def dataAreaEnd: Long = FermionFileReader.dataAreaEnd(footer, cmbAreaStart)
 
   /** The batch index of a batch-mode file (format 1.3; settings bit 1), loaded on first use. */
   private[core] lazy val batchIndex: Option[BatchIndex] = BatchIndex.load(this, options.verifyChecksums)
@@ -79,7 +116,7 @@ final class FermionFileReader private (
           throw new InvalidFermionFileException(
             path,
             off,
-            s"bloom filter of `${schema.fields(column).name}` has $len bytes"
+            s"bloom filter of `${field(column).name}` has $len bytes"
           )
         val b = bytesAt(off, len, metadata = false)
         val bytes = new Array[Byte](len)
@@ -91,7 +128,7 @@ final class FermionFileReader private (
           if (stored != crc.getValue.toInt) throw new FermionChecksumException(
             path,
             off,
-            s"bloom filter of `${schema.fields(column).name}`",
+            s"bloom filter of `${field(column).name}`",
             stored,
             crc.getValue.toInt
           )
@@ -126,7 +163,7 @@ final class FermionFileReader private (
                 throw new InvalidFermionFileException(
                   path,
                   off,
-                  s"VALIDITY pages of `${schema.fields(column).name}` do not match its slots"
+                  s"VALIDITY pages of `${field(column).name}` do not match its slots"
                 )
               set += FermionFileReader.countBits(p.bytes, p.off, p.valueCount)
               slot += p.valueCount
@@ -135,7 +172,7 @@ final class FermionFileReader private (
               throw new InvalidFermionFileException(
                 path,
                 off,
-                s"VALIDITY chunk of `${schema.fields(column).name}` covers $slot of $rows slots"
+                s"VALIDITY chunk of `${field(column).name}` covers $slot of $rows slots"
               )
             set
           } finally idleDecoders.add(d)
@@ -172,58 +209,61 @@ final class FermionFileReader private (
     * (CRC, structure) only when its column is asked for, so damage in one column's CMB never
     * fails a read of another. */
   private[core] def loadColumnMetadata(columns: Seq[Int]): Unit = {
-    val missing = columns.distinct.filter(c => !cmbLoaded(c))
+    val missing = columns.distinct.filter(c => !cmbs.containsKey(c))
     if (missing.isEmpty) return
-    val unfetched = missing.filter(c => cmbRaw(c) == null)
+    val unfetched = missing.filter(c => !cmbRaw.containsKey(c))
     if (unfetched.nonEmpty) {
-      val area = cit.cmbAreaEnd - cit.cmbAreaStart
-      val wanted =
-        if (area <= options.cmbEagerLoadThreshold) schema.fields.indices.filter(c => cmbRaw(c) == null && !cmbLoaded(c))
-        else unfetched
-      val ranges = wanted.map(c => ByteRange(cit.cmbOffset(c), cit.cmbLength(c)))
-      val merged = RangeCoalescer.coalesce(ranges, math.min(coalesceGap, 64L << 10), options.maxCoalescedBytes)
+      // Opened for some columns: the point was not to read the others' metadata.
+      val eager = directoryColumns.isEmpty && footer.schemaOffset - cmbAreaStart <= options.cmbEagerLoadThreshold
+      val wanted = if (eager) (0 until footer.numColumns).filter(c => !cmbRaw.containsKey(c) && !cmbs.containsKey(c))
+      else unfetched
+      val ranges = wanted.map(c => ByteRange(cmbOffset(c), cmbLength(c)))
+      // Opened through the column directory, the CMBs read are those of a few of many columns:
+      // bridging the gaps between them would read the other columns' CMBs after all.
+      val gap = math.min(coalesceGap, if (directoryColumns.nonEmpty) 4L << 10 else 64L << 10)
+      val merged = RangeCoalescer.coalesce(ranges, gap, options.maxCoalescedBytes)
       val buffers = merged.map(m => m.range -> bytesAt(m.range.offset, m.range.length, metadata = true))
       wanted.foreach { c =>
-        val len = cit.cmbLength(c)
-        if (len > 0) cmbRaw(c) = FermionFileReader.sliceOf(buffers, cit.cmbOffset(c), len)
+        val len = cmbLength(c)
+        if (len > 0) cmbRaw.put(c, FermionFileReader.sliceOf(buffers, cmbOffset(c), len))
       }
     }
     missing.foreach { c =>
-      val bytes = cmbRaw(c)
+      val bytes = cmbRaw.get(c)
       if (bytes != null) {
-        val off = cit.cmbOffset(c)
-        val name = schema.fields(c).name
+        val off = cmbOffset(c)
+        val name = field(c).name
         if (options.verifyChecksums) {
           val crc = new CRC32
           crc.update(bytes.duplicate())
           val actual = crc.getValue.toInt
-          if (actual != cit.cmbCrc32(c))
-            throw new FermionChecksumException(path, off, s"CMB of column `$name`", cit.cmbCrc32(c), actual)
+          if (actual != cmbCrc32(c))
+            throw new FermionChecksumException(path, off, s"CMB of column `$name`", cmbCrc32(c), actual)
         }
         val cmb = ColumnMetadataBlock.view(bytes)
-        val types = schema.fields(c).streamTypes
+        val types = field(c).streamTypes
         ColumnMetadataBlock.validate(cmb, types, footer.numStripes).foreach { why =>
           throw new InvalidFermionFileException(path, off, s"CMB of column `$name`: $why")
         }
         ColumnMetadataBlock.validateChunks(cmb, types, stripes, off).foreach { case (why, at) =>
           throw new InvalidFermionFileException(path, at, s"CMB of column `$name`: $why")
         }
-        cmbs(c) = cmb
-        cmbRaw(c) = null
+        cmbs.put(c, Some(cmb))
+        cmbRaw.remove(c)
       }
-      cmbLoaded(c) = true
+      cmbs.putIfAbsent(c, None)
     }
   }
 
   /** The column's CMB, or None when the column is null in every row. */
   private[core] def columnMetadata(column: Int): Option[ColumnMetadataBlock] = {
     loadColumnMetadata(Seq(column))
-    Option(cmbs(column))
+    cmbs.get(column)
   }
 
   /** Decodes whole `columns` of one stripe into Arrow vectors owned by the caller. */
   def readStripe(stripe: Int, columns: IndexedSeq[Int], allocator: BufferAllocator): IndexedSeq[FieldVector] =
-    readStripeProjected(stripe, columns.map(c => c -> ProjectedNode.full(schema.fields(c))), allocator)
+    readStripeProjected(stripe, columns.map(c => c -> ProjectedNode.full(field(c))), allocator)
 
   /** Decodes the projected parts of columns (column index -> projection of its field) of one
     * stripe; only the chunks of the projected streams are fetched. */
@@ -249,13 +289,13 @@ final class FermionFileReader private (
     val rows = stripes.rowCount(stripe)
     val partial = selection != null && !selection.covers(rows)
     val plans = columns.map { case (c, node) =>
-      val m = Option(cmbs(c))
+      val m = cmbs.get(c)
       m.foreach { cmb =>
         if (cmb.stripeRowCount(stripe) != rows)
           throw new InvalidFermionFileException(
             path,
-            cit.cmbOffset(c),
-            s"CMB of column `${schema.fields(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows"
+            cmbOffset(c),
+            s"CMB of column `${field(c).name}` gives stripe $stripe ${cmb.stripeRowCount(stripe)} rows, the directory $rows"
           )
       }
       val pages = if (partial) m.flatMap(cmb => selectedPages(c, cmb, node, stripe, rows, selection)) else None
@@ -429,12 +469,43 @@ object FermionFileReader {
   def open(path: Path, conf: Configuration, options: ReaderOptions, length: Long): FermionFileReader =
     open(HadoopInputFile.open(path, conf, length), options)
 
+  /** Opens a file to read `columns` (top-level column indices) of it. In a file with a column
+    * directory (format 1.5) of many more columns than these, only their schema nodes and CMB
+    * locations are read and checked, not the whole schema and CIT: metadata in proportion to the
+    * columns read. Otherwise (older files, small metadata, many columns) it is [[open]]. Any other
+    * column stays readable: asking for it, or for [[FermionFileReader.schema]], reads the rest.
+    * `length`: the file's length when known (from a listing), else -1. */
+  def openColumns(
+      path: Path,
+      conf: Configuration,
+      options: ReaderOptions,
+      length: Long,
+      columns: Seq[Int]
+  ): FermionFileReader =
+    open(
+      if (length >= 0) HadoopInputFile.open(path, conf, length) else HadoopInputFile.open(path, conf),
+      options,
+      Some(columns)
+    )
+
   /** Opens `input` and validates footer and metadata; closes `input` if that fails. */
-  private[core] def open(input: InputFile, options: ReaderOptions): FermionFileReader =
-    try openUnsafe(input, options)
+  private[core] def open(
+      input: InputFile,
+      options: ReaderOptions,
+      columns: Option[Seq[Int]] = None
+  ): FermionFileReader =
+    try openUnsafe(input, options, columns)
     catch { case t: Throwable => input.close(); throw t }
 
-  private def openUnsafe(input: InputFile, options: ReaderOptions): FermionFileReader = {
+  /** Where the data area ends: before the column directory (format 1.5), else at CIT.offset[0]. */
+  private[read] def dataAreaEnd(footer: Footer, cmbAreaStart: Long): Long =
+    if (footer.hasColumnDirectory) cmbAreaStart - ColumnDirectory.byteSize(footer.numColumns) else cmbAreaStart
+
+  /** Opened through the column directory: a file of at least this many columns for each one asked
+    * for; below, reading the whole schema and CIT costs about as much. */
+  private val ColumnsPerOpenedColumn = 4
+
+  private def openUnsafe(input: InputFile, options: ReaderOptions, columns: Option[Seq[Int]]): FermionFileReader = {
     val path = input.path
     val fileLen = input.length
     if (fileLen < FileLayout.HeaderSize + FileLayout.FooterSize)
@@ -443,19 +514,50 @@ object FermionFileReader {
         0,
         s"file of $fileLen bytes is too short to be a Fermion file (at least ${FileLayout.HeaderSize + FileLayout.FooterSize} bytes)"
       )
-    val prefetch = if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong else input.defaultTailPrefetch
+    val prefetch =
+      if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong
+      else if (columns.nonEmpty) input.columnsTailPrefetch
+      else input.defaultTailPrefetch
     val tailLen = math.min(fileLen, math.max(prefetch, FileLayout.FooterSize.toLong)).toInt
     val tailStart = fileLen - tailLen
     val tail = input.readFully(tailStart, tailLen)
+    val footer = checkedFooter(path, tail, fileLen)
+    val wanted = columns.map(_.distinct).getOrElse(Nil)
+    val throughDirectory = footer.hasColumnDirectory && wanted.nonEmpty && footer.schemaOffset < tailStart &&
+      wanted.size.toLong * ColumnsPerOpenedColumn <= footer.numColumns
+    if (throughDirectory) openThroughDirectory(input, footer, tail, tailStart, options, wanted)
+    else {
+      val (metadata, extra) = readMetadata(input, footer, tail, tailStart, options)
+      val stripes = StripeDirectory.view(metadata.stripeDirectory, footer.numStripes)
+      checkStripes(path, footer, stripes, dataAreaEnd(footer, metadata.cit.cmbAreaStart))
+      new FermionFileReader(
+        input,
+        footer,
+        stripes,
+        metadata,
+        Map.empty,
+        metadata.cit.cmbAreaStart,
+        tail,
+        tailStart,
+        options,
+        extra
+      )
+    }
+  }
+
+  /** The footer at the end of `tail`, with the checks that come before any of its offsets is used
+    * (docs/format.md 15.1, checks 1-5). */
+  private def checkedFooter(path: String, tail: ByteBuffer, fileLen: Long): Footer = {
+    val tailLen = tail.remaining()
     val footerAt = tailLen - FileLayout.FooterSize
     val footerOffset = fileLen - FileLayout.FooterSize
-    if (!Footer.magicMatches(tail, tailLen - 4))
+    if (!Footer.magicMatches(tail, tail.position() + tailLen - 4))
       throw new InvalidFermionFileException(
         path,
         fileLen - 4,
         "the file does not end with the Fermion magic 'FRMN': it is truncated or not a Fermion file"
       )
-    val footer = Footer.decode(tail.duplicate().position(footerAt))
+    val footer = Footer.decode(tail.duplicate().position(tail.position() + footerAt))
     if (footer.major != FormatVersion.Major)
       throw new UnsupportedFermionVersionException(path, footerOffset + 56, footer.major, footer.minor)
 
@@ -483,12 +585,36 @@ object FermionFileReader {
       footer.metadataEnd != footerOffset
     )
       throw new InvalidFermionFileException(path, footerOffset, "footer offsets are inconsistent")
+    if (footer.metadataEnd - footer.schemaOffset > Int.MaxValue)
+      throw new InvalidFermionFileException(path, footerOffset, "metadata region of 2 GiB or more")
+    footer
+  }
 
+  /** `[offset, offset + len)` out of the tail read on open, when it holds them. */
+  private def sliceAt(tail: ByteBuffer, tailStart: Long, offset: Long, len: Long): Option[ByteBuffer] =
+    if (offset < tailStart || offset - tailStart > tail.remaining() - len) None
+    else {
+      val b = tail.duplicate()
+      b.position(tail.position() + (offset - tailStart).toInt)
+      b.limit(b.position() + len.toInt)
+      Some(b.slice())
+    }
+
+  /** The whole metadata region (schema, stripe directory, CIT) decoded and checked (15.1, checks
+    * 6, 7 and 9), and the bytes read for it beyond the tail. */
+  private[read] def readMetadata(
+      input: InputFile,
+      footer: Footer,
+      tail: ByteBuffer,
+      tailStart: Long,
+      options: ReaderOptions
+  ): (FileMetadata, Long) = {
+    val path = input.path
     val metaLen = footer.metadataEnd - footer.schemaOffset
-    val meta =
-      if (footer.schemaOffset >= tailStart) {
-        val b = tail.duplicate(); b.position((footer.schemaOffset - tailStart).toInt); b.limit(footerAt); b.slice()
-      } else input.readFully(footer.schemaOffset, metaLen.toInt)
+    val (meta, extra) = sliceAt(tail, tailStart, footer.schemaOffset, metaLen) match {
+      case Some(b) => (b, 0L)
+      case None => (input.readFully(footer.schemaOffset, metaLen.toInt), metaLen)
+    }
     if (options.verifyChecksums) {
       val crc = new CRC32
       crc.update(meta.duplicate())
@@ -519,18 +645,7 @@ object FermionFileReader {
         footer.schemaOffset,
         s"schema has ${schema.size} columns, footer says ${footer.numColumns}"
       )
-    val stripes = StripeDirectory.view(
-      region(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize),
-      footer.numStripes
-    )
     val cit = ColumnIndexTable.view(region(footer.citOffset, footer.citLength), footer.numColumns)
-
-    if (stripes.firstRows(footer.numStripes) != footer.numRows)
-      throw new InvalidFermionFileException(
-        path,
-        footer.stripeDirOffset,
-        s"stripes hold ${stripes.firstRows(footer.numStripes)} rows, footer says ${footer.numRows}"
-      )
     var c = 0
     while (c < footer.numColumns) {
       if (
@@ -550,31 +665,159 @@ object FermionFileReader {
         footer.citOffset + footer.numColumns * 8L,
         s"CIT ends the CMB area at ${cit.cmbAreaEnd}, the schema starts at ${footer.schemaOffset}"
       )
-    // Stripes: rows, and byte ranges in order inside the data area (what chunk descriptors are checked against).
+    if (dataAreaEnd(footer, cit.cmbAreaStart) < FileLayout.HeaderSize)
+      throw new InvalidFermionFileException(
+        path,
+        footer.citOffset,
+        s"the CMB area starts at ${cit.cmbAreaStart}, leaving no room for the column directory"
+      )
+    (
+      FileMetadata(schema, cit, region(footer.stripeDirOffset, footer.numStripes.toLong * StripeDirectory.EntrySize)),
+      extra
+    )
+  }
+
+  /** Stripes: rows adding up to the footer's, byte ranges in order inside the data area (what chunk
+    * descriptors are checked against; 15.1, check 8). */
+  private def checkStripes(path: String, footer: Footer, stripes: StripeDirectory, dataEnd: Long): Unit = {
+    if (stripes.firstRows(footer.numStripes) != footer.numRows)
+      throw new InvalidFermionFileException(
+        path,
+        footer.stripeDirOffset,
+        s"stripes hold ${stripes.firstRows(footer.numStripes)} rows, footer says ${footer.numRows}"
+      )
     var prevEnd = FileLayout.HeaderSize.toLong
     var t = 0
     while (t < footer.numStripes) {
       val off = stripes.dataOffset(t)
       val len = stripes.dataLength(t)
-      if (stripes.rowCount(t) < 1 || off < prevEnd || len < 0 || off > cit.cmbAreaStart - len)
+      if (stripes.rowCount(t) < 1 || off < prevEnd || len < 0 || off > dataEnd - len)
         throw new InvalidFermionFileException(
           path,
           footer.stripeDirOffset + t * StripeDirectory.EntrySize.toLong,
-          s"stripe $t holds ${stripes.rowCount(t)} rows in [$off, +$len): stripes need rows and lie in order in the data area [8, ${cit.cmbAreaStart})"
+          s"stripe $t holds ${stripes.rowCount(t)} rows in [$off, +$len): stripes need rows and lie in order in the data area [8, $dataEnd)"
         )
       prevEnd = off + len
       t += 1
     }
-    new FermionFileReader(
-      input,
-      footer,
-      schema,
-      stripes,
-      cit,
-      tail,
-      tailStart,
-      options,
-      if (footer.schemaOffset >= tailStart) 0L else metaLen
+  }
+
+  /** Opens `columns` through the column directory (docs/format.md 15.2): its trailer (whose CRC
+    * covers the stripe directory and the footer), the entry groups of those columns, their schema
+    * nodes; every piece checked by its CRC before it is used. */
+  private def openThroughDirectory(
+      input: InputFile,
+      footer: Footer,
+      tail: ByteBuffer,
+      tailStart: Long,
+      options: ReaderOptions,
+      columns: Seq[Int]
+  ): FermionFileReader = {
+    val path = input.path
+    var extra = 0L
+    def read(offset: Long, len: Long): ByteBuffer = sliceAt(tail, tailStart, offset, len).getOrElse {
+      extra += len; input.readFully(offset, len.toInt)
+    }
+    def readAll(ranges: IndexedSeq[ByteRange]): IndexedSeq[ByteBuffer] = {
+      val (inTail, rest) =
+        ranges.indices.partition(i => sliceAt(tail, tailStart, ranges(i).offset, ranges(i).length).nonEmpty)
+      val fetched = rest.zip(input.readRanges(rest.map(ranges))).toMap
+      extra += rest.map(i => ranges(i).length).sum
+      ranges.indices.map(i =>
+        if (inTail.contains(i)) sliceAt(tail, tailStart, ranges(i).offset, ranges(i).length).get else await(fetched(i))
+      )
+    }
+    def invalid(at: Long, why: String) = new InvalidFermionFileException(path, at, why)
+    val n = footer.numColumns
+    columns.find(c => c < 0 || c >= n).foreach(c =>
+      throw new IllegalArgumentException(s"column $c out of range 0..${n - 1} of $path")
     )
+    val cmbAreaStart = read(footer.citOffset, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0)
+    val dirStart = dataAreaEnd(footer, cmbAreaStart)
+    if (cmbAreaStart > footer.schemaOffset || dirStart < FileLayout.HeaderSize)
+      throw invalid(
+        footer.citOffset,
+        s"CIT.offset[0] = $cmbAreaStart leaves no room for the column directory of $n columns"
+      )
+    val stripeDirLen = footer.numStripes.toLong * StripeDirectory.EntrySize
+    val trailerAt = cmbAreaStart - ColumnDirectory.TrailerSize
+    val trailerAndStripes = readAll(
+      IndexedSeq(ByteRange(trailerAt, ColumnDirectory.TrailerSize), ByteRange(footer.stripeDirOffset, stripeDirLen))
+    )
+    val trailerBytes = trailerAndStripes(0)
+    val stripeDirBytes = trailerAndStripes(1)
+    val trailer = ColumnDirectory.trailer(trailerBytes)
+      .getOrElse(throw invalid(trailerAt, "no column directory ends at CIT.offset[0] (magic 'FCDR' missing)"))
+    if (options.verifyChecksums) {
+      val actual = ColumnDirectory.trailerCrc(trailerBytes, stripeDirBytes, footer.crcCoveredBytes())
+      if (actual != trailer.crc32)
+        throw new FermionChecksumException(
+          path,
+          trailerAt,
+          "column directory trailer (stripe directory, footer)",
+          trailer.crc32,
+          actual
+        )
+    }
+    if (trailer.cmbAreaStart != cmbAreaStart || trailer.numColumns != n)
+      throw invalid(
+        trailerAt,
+        s"column directory trailer gives ${trailer.numColumns} columns and a CMB area at ${trailer.cmbAreaStart}; the footer and CIT $n and $cmbAreaStart"
+      )
+    val stripes = StripeDirectory.view(stripeDirBytes, footer.numStripes)
+    checkStripes(path, footer, stripes, dirStart)
+
+    val wantedGroups = columns.map(_ / ColumnDirectory.GroupSize).distinct.sorted.toIndexedSeq
+    val groupBytes = wantedGroups.zip(readAll(wantedGroups.map { g =>
+      val (at, len) = ColumnDirectory.groupRange(n, g)
+      ByteRange(dirStart + at, len)
+    })).toMap
+    if (options.verifyChecksums) groupBytes.foreach { case (g, b) =>
+      val (stored, actual) = ColumnDirectory.groupIntact(g, b)
+      if (stored != actual)
+        throw new FermionChecksumException(
+          path,
+          dirStart + ColumnDirectory.groupRange(n, g)._1,
+          s"column directory entries of columns ${g * ColumnDirectory.GroupSize}..${math.min(n, (g + 1) * ColumnDirectory.GroupSize) - 1}",
+          stored,
+          actual
+        )
+    }
+    val entries = columns.map { c =>
+      val g = c / ColumnDirectory.GroupSize
+      val e = ColumnDirectory.entry(groupBytes(g), c % ColumnDirectory.GroupSize)
+      val at =
+        dirStart + ColumnDirectory.groupRange(n, g)._1 + (c % ColumnDirectory.GroupSize) * ColumnDirectory.EntrySize
+      if (
+        e.cmbLength < 0 || (e
+          .cmbLength > 0 && (e.cmbOffset < cmbAreaStart || e.cmbOffset > footer.schemaOffset - e.cmbLength))
+      )
+        throw invalid(at, s"column directory entry of column $c points outside the CMB area")
+      if (e.nodeOffset < 4 || e.nodeLength < 8 || e.nodeOffset > footer.schemaLength - e.nodeLength)
+        throw invalid(at, s"column directory entry of column $c points outside the schema")
+      c -> e
+    }
+    val nodes =
+      readAll(entries.map { case (_, e) => ByteRange(footer.schemaOffset + e.nodeOffset, e.nodeLength) }.toIndexedSeq)
+    val opened = entries.zip(nodes).map { case ((c, e), bytes) =>
+      val at = footer.schemaOffset + e.nodeOffset
+      if (options.verifyChecksums) {
+        val crc = new CRC32
+        crc.update(bytes.duplicate())
+        if (crc.getValue.toInt != e.nodeCrc32)
+          throw new FermionChecksumException(path, at, s"schema node of column $c", e.nodeCrc32, crc.getValue.toInt)
+      }
+      val field =
+        try SchemaCodec.decodeField(bytes)
+        catch { case ex: IllegalArgumentException => throw invalid(at, s"schema node of column $c: ${ex.getMessage}") }
+      c -> OpenedColumn(field, e.cmbOffset, e.cmbLength.toLong, e.cmbCrc32)
+    }.toMap
+    new FermionFileReader(input, footer, stripes, null, opened, cmbAreaStart, tail, tailStart, options, extra)
   }
 }
+
+/** The whole schema and CIT of a file, and its stripe directory's bytes. */
+final private[read] case class FileMetadata(schema: FermionSchema, cit: ColumnIndexTable, stripeDirectory: ByteBuffer)
+
+/** A column opened through the column directory: its schema node and where its CMB is. */
+final private[read] case class OpenedColumn(field: FermionField, cmbOffset: Long, cmbLength: Long, cmbCrc32: Int)

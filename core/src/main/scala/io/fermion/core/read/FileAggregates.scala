@@ -42,7 +42,7 @@ private[core] object FileAggregates {
                 throw new InvalidFermionFileException(
                   reader.path,
                   m.fullOffset(data, s),
-                  s"CMB of column `${reader.schema.fields(column).name}` counts $nulls nulls in stripe $s of $rows rows"
+                  s"CMB of column `${reader.field(column).name}` counts $nulls nulls in stripe $s of $rows rows"
                 )
               rows - nulls
             } else reader.validityCount(column, s)
@@ -53,8 +53,8 @@ private[core] object FileAggregates {
   /** (min, max) over all non-null values, or None when the column has none. */
   def minMax(reader: FermionFileReader, column: Int): Option[(Long, Long)] = {
     require(
-      exactMinMax(reader.schema.fields(column).dataType),
-      s"${reader.schema.fields(column).dataType} has no exact min/max"
+      exactMinMax(reader.field(column).dataType),
+      s"${reader.field(column).dataType} has no exact min/max"
     )
     reader.columnMetadata(column).flatMap { m =>
       val data = m.streamTypeIndexOf(StreamType.Data)

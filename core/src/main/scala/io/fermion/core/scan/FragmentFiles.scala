@@ -49,10 +49,17 @@ final private[scan] class FragmentFiles private (
     if (i >= 0) i else -i - 2
   }
 
-  /** The file (index into [[sources]]) and column holding a column, by field id or name. */
+  /** The file (index into [[sources]]) and column holding a column, by field id or name. By field
+    * id: at the position the manifest lists it when the file's column there has that id (no
+    * whole schema needed), else found in the files' schemas. */
   def column(fieldId: Int, name: String): Option[(Int, Int)] =
     if (plan.byFieldId)
-      sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(_._2 >= 0)
+      FragmentFiles.listedColumn(file, fieldId).filter { case (k, c) => sources(k).field(c).fieldId == fieldId }
+        .orElse(
+          sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(
+            _._2 >= 0
+          )
+        )
     else reader.schema.indexOf(name).map(0 -> _)
 
   /** A filter column's file and column (its field id comes from the plan). */
@@ -66,7 +73,7 @@ final private[scan] class FragmentFiles private (
   def statsColumn(name: String): Option[(Int, Int)] =
     filterColumn(name).filter { case (k, c) =>
       plan.filterTypes.get(name.toLowerCase(Locale.ROOT))
-        .forall(TypeWidening.sameStatsDomain(sources(k).schema.fields(c).dataType, _))
+        .forall(TypeWidening.sameStatsDomain(sources(k).field(c).dataType, _))
     }
 
   /** A decoded filter column in the plan's type (widened from the file's, a new vector the caller
@@ -78,7 +85,7 @@ final private[scan] class FragmentFiles private (
       v: FieldVector,
       allocator: BufferAllocator
   ): (FermionType, FieldVector) = {
-    val stored = sources(k).schema.fields(c)
+    val stored = sources(k).field(c)
     plan.filterTypes.get(name.toLowerCase(Locale.ROOT)).filter(_ != stored.dataType) match {
       case Some(t) if !TypeWidening.allowed(stored.dataType, t) =>
         throw new InvalidFermionDatasetException(
@@ -96,7 +103,7 @@ final private[scan] class FragmentFiles private (
   val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {
     case (c: PlannedColumn.Stored, out) =>
       column(c.fieldId, c.name).map { case (src, i) =>
-        val stored = sources(src).schema.fields(i)
+        val stored = sources(src).field(i)
         try (out, src, i, ProjectedNode.prune(stored, c.request.copy(name = stored.name), widening = plan.byFieldId))
         catch {
           case e: UnsupportedColumnTypeException =>
@@ -137,6 +144,18 @@ final private[scan] class FragmentFiles private (
 
 private[scan] object FragmentFiles {
 
+  /** Where the manifest lists a field: (file of the fragment, column), when it lists the field ids
+    * of every file of the fragment. */
+  def listedColumn(file: SnapshotFile, fieldId: Int): Option[(Int, Int)] =
+    if (file.fieldIds.size != 1 + file.columnFiles.size) None
+    else file.fieldIds.indices.iterator.map(k => k -> file.fieldIds(k).indexOf(fieldId)).find(_._2 >= 0)
+
+  /** The columns of each file of the fragment that `plan` reads or filters on, by the manifest. */
+  private def columnsRead(file: SnapshotFile, plan: ReadPlan): Map[Int, Seq[Int]] = {
+    val ids = plan.columns.collect { case c: PlannedColumn.Stored => c.fieldId } ++ plan.filterFieldIds.values
+    ids.distinct.flatMap(listedColumn(file, _)).groupMap(_._1)(_._2)
+  }
+
   /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
   val StructureCacheBytes: Long = 16L << 20
 
@@ -148,8 +167,18 @@ private[scan] object FragmentFiles {
     val opened = scala.collection.mutable.ArrayBuffer.empty[FermionFileReader]
     try {
       // The data file's length comes from the listing that planned the scan (no status request).
-      opened += FermionFileReader.open(new Path(file.path), conf, plan.options, file.length)
-      file.columnFiles.foreach(f => opened += FermionFileReader.open(new Path(f), conf, plan.options))
+      val paths = file.path +: file.columnFiles
+      val wanted = if (plan.byFieldId) columnsRead(file, plan) else Map.empty[Int, Seq[Int]]
+      paths.indices.foreach { k =>
+        val length = if (k == 0) file.length else -1L
+        opened += FermionFileReader.openColumns(
+          new Path(paths(k)),
+          conf,
+          plan.options,
+          length,
+          wanted.getOrElse(k, Nil)
+        )
+      }
       val rowIds =
         if (!plan.columns.contains(PlannedColumn.RowId)) None
         else file.rowIds.map(ids => dataset.rowIdSequence(ids, opened.head.numRows))

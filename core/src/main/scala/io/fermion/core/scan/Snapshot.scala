@@ -26,7 +26,11 @@ final case class SnapshotFile(
     physicalRows: Long = -1L,
     /** The values of the snapshot's partition columns for every row of the file, in the order of
       * [[Snapshot.partitionFields]] (None: null); empty when the snapshot is not partitioned. */
-    partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty
+    partition: IndexedSeq[Option[FilterValue]] = IndexedSeq.empty,
+    /** The top-level field ids of the data file, then of each of [[columnFiles]], in their column
+      * order, as the manifest lists them (empty for loose files): a read finds its columns' positions
+      * without the files' whole schemas. */
+    fieldIds: IndexedSeq[IndexedSeq[Int]] = IndexedSeq.empty
 ) {
 
   /** Rows of the fragment its deletion file removes. */
@@ -163,7 +167,8 @@ object Snapshot {
           f.files.drop(1).map(c => dataset.resolvePath(c.path).toString),
           status.getModificationTime,
           f.physicalRows,
-          f.partition
+          f.partition,
+          f.files.map(_.fieldIds)
         )
       }
     }

@@ -96,7 +96,7 @@ final private[scan] class SplitReader private (
   /** The filter's flat columns: (name in the filter, source file, column index). */
   private val filterColumns: IndexedSeq[(String, Int, Int)] =
     filter.toIndexedSeq.flatMap(FilterExpr.columns).flatMap { n =>
-      filterColumn(n).filter { case (k, c) => !FermionType.isNested(sources(k).schema.fields(c).dataType) }
+      filterColumn(n).filter { case (k, c) => !FermionType.isNested(sources(k).field(c).dataType) }
         .map { case (k, c) => (n, k, c) }
     }
 
@@ -170,7 +170,7 @@ final private[scan] class SplitReader private (
     try cols.groupBy(_._1).foreach { case (k, cs) =>
         val vs = sources(k).readStripeProjected(
           stripe,
-          cs.map { case (_, c) => c -> ProjectedNode.full(sources(k).schema.fields(c)) },
+          cs.map { case (_, c) => c -> ProjectedNode.full(sources(k).field(c)) },
           allocator,
           pageSelection
         )

@@ -14,7 +14,13 @@ import scala.collection.mutable.ArrayBuffer
   * Compact and flat so that a 10,000-column schema decodes in one linear pass.
   */
 private[core] object SchemaCodec {
-  def encode(schema: FermionSchema): Array[Byte] = {
+  def encode(schema: FermionSchema): Array[Byte] = encodeWithNodeStarts(schema)._1
+
+  /** The schema's bytes and where each top-level node starts in them, plus their end: the node of
+    * column `c` with its descendants is `[starts(c), starts(c + 1))` (what the column directory
+    * records, format 1.5). */
+  def encodeWithNodeStarts(schema: FermionSchema): (Array[Byte], Array[Int]) = {
+    val starts = new Array[Int](schema.fields.size + 1)
     val out = new java.io.ByteArrayOutputStream()
     val tmp = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
     def putInt(v: Int): Unit = { tmp.clear(); tmp.putInt(v); out.write(tmp.array(), 0, 4) }
@@ -44,14 +50,37 @@ private[core] object SchemaCodec {
       f.children.foreach(node)
     }
     putInt(schema.fields.size)
-    schema.fields.foreach(node)
-    out.toByteArray
+    schema.fields.indices.foreach { c => starts(c) = out.size(); node(schema.fields(c)) }
+    starts(schema.fields.size) = out.size()
+    (out.toByteArray, starts)
   }
 
   /** Decodes a schema; throws IllegalArgumentException with the byte position on malformed input
     * (the reader wraps it into an InvalidFermionFileException naming the file). */
   def decode(bytes: ByteBuffer): FermionSchema = {
     val b = bytes.slice().order(ByteOrder.LITTLE_ENDIAN)
+    if (b.remaining() < 4) throw new IllegalArgumentException("schema ends early at byte 0")
+    val n = b.getInt()
+    if (n < 0) throw new IllegalArgumentException(s"negative column count $n")
+    val fields = new ArrayBuffer[FermionField](math.min(n, b.remaining() / 8 + 1)) // a node takes >= 8 bytes
+    var i = 0
+    while (i < n) { fields += node(b); i += 1 }
+    if (b.remaining() != 0)
+      throw new IllegalArgumentException(s"${b.remaining()} bytes left after the last schema node")
+    FermionSchema(fields.toIndexedSeq)
+  }
+
+  /** Decodes exactly one top-level node and its descendants (a column's bytes as the column
+    * directory locates them, format 1.5); the bytes must hold nothing else. */
+  def decodeField(bytes: ByteBuffer): FermionField = {
+    val b = bytes.slice().order(ByteOrder.LITTLE_ENDIAN)
+    val f = node(b)
+    if (b.remaining() != 0) throw new IllegalArgumentException(s"${b.remaining()} bytes left after the column's node")
+    f
+  }
+
+  /** One node and its descendants at `b`'s position (depth 0). */
+  private def node(b: ByteBuffer): FermionField = {
     def need(n: Int): Unit =
       if (b.remaining() < n) throw new IllegalArgumentException(s"schema ends early at byte ${b.position()}")
     def node(depth: Int): FermionField = {
@@ -94,14 +123,6 @@ private[core] object SchemaCodec {
         case other => throw new IllegalArgumentException(s"unknown type id $other at schema byte ${b.position() - 8}")
       }
     }
-    need(4)
-    val n = b.getInt()
-    if (n < 0) throw new IllegalArgumentException(s"negative column count $n")
-    val fields = new ArrayBuffer[FermionField](math.min(n, b.remaining() / 8 + 1)) // a node takes >= 8 bytes
-    var i = 0
-    while (i < n) { fields += node(0); i += 1 }
-    if (b.remaining() != 0)
-      throw new IllegalArgumentException(s"${b.remaining()} bytes left after the last schema node")
-    FermionSchema(fields.toIndexedSeq)
+    node(0)
   }
 }

@@ -37,6 +37,10 @@ private[core] trait InputFile extends Closeable {
     * costs more than a megabyte, on a local disk a second small read is cheaper than a large one. */
   def defaultTailPrefetch: Long = 1L << 20
 
+  /** Bytes read from the end of the file when opening it for a few of its columns (format 1.5): the
+    * footer and what lies next to it; the rest of the metadata is read column by column. */
+  def columnsTailPrefetch: Long = defaultTailPrefetch
+
   final protected def checkRange(offset: Long, len: Long): Unit =
     // `offset > length - len`, not `offset + len > length`: an offset near Long.MaxValue must not wrap.
     if (offset < 0 || len < 0 || offset > length - len)
@@ -54,6 +58,7 @@ final private[core] class HadoopInputFile private (
   def bytesRead: Long = read.get()
   override def defaultCoalesceGap: Long = if (local) 16L << 10 else 1L << 20
   override def defaultTailPrefetch: Long = if (local) 64L << 10 else 1L << 20
+  override def columnsTailPrefetch: Long = if (local) 4L << 10 else 1L << 20
   private val vectored = in.hasCapability(org.apache.hadoop.fs.StreamCapabilities.VECTOREDIO)
 
   override def readRanges(ranges: IndexedSeq[ByteRange])

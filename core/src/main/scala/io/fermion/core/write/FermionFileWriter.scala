@@ -184,30 +184,24 @@ final class FermionFileWriter private (
     try {
       if (batchId.nonEmpty && batchRows > 0) endBatch() // close() ends an open batch
       flushStripe()
-      // The batch index fills the bytes between the last stripe and the first CMB.
+      // The batch index follows the last stripe; the column directory ends where the CMB area starts.
       if (batchMode) out.write(BatchMetaBlock.encode(batchIndex.toSeq))
       val rowsPerStripe = stripes.map(_.rowCount).toIndexedSeq
-      val cmbOffsets = new Array[Long](columns.size + 1)
-      val cmbCrcs = new Array[Int](columns.size)
       val crc = new CRC32
-      for (c <- columns.indices) {
-        cmbOffsets(c) = out.position
+      val cmbBytes = columns.indices.map { c =>
         val colChunks = chunks(c).map(_.toIndexedSeq)
-        if (!ColumnMetadataBlockBuilder.isAllNull(streamTypes(c), colChunks)) {
-          val cmb = ColumnMetadataBlockBuilder.build(streamTypes(c), rowsPerStripe, colChunks)
-          crc.reset(); crc.update(cmb); cmbCrcs(c) = crc.getValue.toInt
-          out.write(cmb)
-        }
+        if (ColumnMetadataBlockBuilder.isAllNull(streamTypes(c), colChunks)) Array.emptyByteArray
+        else ColumnMetadataBlockBuilder.build(streamTypes(c), rowsPerStripe, colChunks)
       }
-      cmbOffsets(columns.size) = out.position
+      val cmbAreaStart = out.position + ColumnDirectory.byteSize(columns.size)
+      val cmbOffsets = cmbBytes.scanLeft(cmbAreaStart)(_ + _.length).toArray
+      val cmbCrcs =
+        cmbBytes.map { b => if (b.isEmpty) 0 else { crc.reset(); crc.update(b); crc.getValue.toInt } }.toArray
 
-      val schemaOffset = out.position
-      val schemaBytes = SchemaCodec.encode(schema)
+      val schemaOffset = cmbOffsets(columns.size)
+      val (schemaBytes, nodeStarts) = SchemaCodec.encodeWithNodeStarts(schema)
       val stripeDirBytes = StripeDirectory.encode(stripes.toSeq)
       val citBytes = ColumnIndexTable.encode(cmbOffsets, cmbCrcs)
-      out.write(schemaBytes)
-      out.write(stripeDirBytes)
-      out.write(citBytes)
       val unsealed = Footer(
         schemaOffset = schemaOffset,
         schemaLength = schemaBytes.length,
@@ -215,12 +209,29 @@ final class FermionFileWriter private (
         stripeDirOffset = schemaOffset + schemaBytes.length,
         numStripes = stripes.size,
         settings = (if (options.pageChecksums) FileLayout.Settings.PageCrc32 else 0) |
-          (if (batchMode) FileLayout.Settings.BatchMode else 0),
+          (if (batchMode) FileLayout.Settings.BatchMode else 0) | FileLayout.Settings.ColumnDirectory,
         citOffset = schemaOffset + schemaBytes.length + stripeDirBytes.length,
         numRows = totalRows,
         defaultPageSize = options.pageSize,
         metadataCrc32 = 0
       )
+      val entries = columns.indices.map { c =>
+        val nodeLength = nodeStarts(c + 1) - nodeStarts(c)
+        crc.reset(); crc.update(schemaBytes, nodeStarts(c), nodeLength)
+        ColumnDirectory.Entry(
+          cmbOffsets(c),
+          cmbBytes(c).length,
+          cmbCrcs(c),
+          nodeStarts(c),
+          nodeLength,
+          crc.getValue.toInt
+        )
+      }
+      out.write(ColumnDirectory.encode(entries, cmbAreaStart, stripeDirBytes, unsealed.crcCoveredBytes()))
+      cmbBytes.foreach(b => out.write(b))
+      out.write(schemaBytes)
+      out.write(stripeDirBytes)
+      out.write(citBytes)
       crc.reset(); crc.update(schemaBytes); crc.update(stripeDirBytes); crc.update(citBytes);
       crc.update(unsealed.crcCoveredBytes())
       out.write(unsealed.copy(metadataCrc32 = crc.getValue.toInt).encode())

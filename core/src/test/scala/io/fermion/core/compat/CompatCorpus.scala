@@ -197,6 +197,13 @@ object CompatCorpus {
         ArrowTestData.randomRoot(flat, 5000, 108, pool = 50),
         WriterOptions(compressionBlockSize = 1024, encodings = EncodingSet.PlainOnly, stripeMaxRows = 2500)
       )
+    // 1.5: a file wide enough to be opened column by column through its column directory.
+    if (FormatVersion.Minor >= 5) {
+      val wide = (0 until 300).map(i => flat(i % flat.size)).zipWithIndex.map { case (f, i) =>
+        new org.apache.arrow.vector.types.pojo.Field(s"${f.getName}_$i", f.getFieldType, f.getChildren)
+      }
+      file(dir, "wide", ArrowTestData.randomRoot(wide, 30, 109, pool = 3), WriterOptions(stripeMaxRows = 20))
+    }
   }
 
   /** A batch-mode file (1.3): `batched.fermion`, its rows in `batched.jsonl` and its batches (id and

@@ -57,6 +57,36 @@ class CompatSuite extends AnyFunSuite {
     }
   }
 
+  test(
+    "corpus files opened for some columns read those columns as a whole open does (1.5 on: through the column directory)"
+  ) {
+    var throughDirectory = 0
+    for (v <- versions; f <- corpusFiles(v)) {
+      val path = new org.apache.hadoop.fs.Path(f.toUri)
+      val whole = FermionFileReader.open(path, TestFiles.conf, ReaderOptions())
+      val n = whole.numColumns
+      val sets = if (n < 4) Nil else Seq(IndexedSeq(n - 1), IndexedSeq(0, n / 2).distinct.filter(_ => n >= 8))
+      try
+        for (cols <- sets.filter(_.nonEmpty)) {
+          // A tail of just the footer: nothing but what the columns need is read.
+          val r = FermionFileReader.openColumns(path, TestFiles.conf, ReaderOptions(tailPrefetchBytes = 64), -1L, cols)
+          try {
+            val minor = v.getFileName.toString.split('.')(1).toInt
+            assert(r.openedColumns.nonEmpty == (minor >= 5), s"$f $cols")
+            if (r.openedColumns.nonEmpty) throughDirectory += 1
+            (0 until whole.numStripes).foreach { s =>
+              val a = r.readStripe(s, cols, TestFiles.allocator)
+              val b = whole.readStripe(s, cols, TestFiles.allocator)
+              try assert(a.map(TestFiles.column) == b.map(TestFiles.column), s"$f $cols stripe $s")
+              finally (a ++ b).foreach(_.close())
+            }
+          } finally r.close()
+        }
+      finally whole.close()
+    }
+    assert(throughDirectory > 0 || !versions.exists(_.getFileName.toString == "1.5"))
+  }
+
   test("batch-mode corpus files (1.3 on) keep their batches: ids and row counts in file order") {
     for (
       v <- versions; f <- corpusFiles(v)

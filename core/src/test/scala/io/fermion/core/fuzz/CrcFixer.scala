@@ -45,7 +45,57 @@ object CrcFixer {
         c += 1
       }
     }
+    fixColumnDirectory(bytes, b, schemaOffset, numColumns, citOffset)
     if (inFile(schemaOffset, footerAt)) b.putInt(footerAt + 52, crc(bytes, schemaOffset.toInt, n - 12))
+  }
+
+  /** The column directory's CRCs (format 1.5), located by the mutated footer and CIT.offset[0]:
+    * each entry's CMB and node CRCs over the ranges the entry gives, each group's CRC, then the
+    * trailer's over trailer, stripe directory and footer. */
+  private def fixColumnDirectory(
+      bytes: Array[Byte],
+      b: ByteBuffer,
+      schemaOffset: Long,
+      numColumns: Long,
+      citOffset: Long
+  ): Unit = {
+    val n = bytes.length
+    val footerAt = n - 64
+    def inFile(from: Long, until: Long): Boolean = from >= 0 && until <= n && from <= until
+    if ((b.getInt(footerAt + 28) & 4) == 0 || numColumns < 0 || numColumns > n || !inFile(citOffset, citOffset + 8))
+      return
+    val end = b.getLong(citOffset.toInt)
+    val groups = ((numColumns + 31) / 32).toInt
+    val start = end - (32 * numColumns + 4 * groups + 24)
+    if (!inFile(start, end)) return
+    (0 until groups).foreach { g =>
+      val groupAt = (start + g * (32 * 32 + 4)).toInt
+      val k = math.min(32, numColumns - 32 * g).toInt
+      (0 until k).foreach { i =>
+        val at = groupAt + 32 * i
+        val cmbOffset = b.getLong(at)
+        val cmbLength = b.getInt(at + 8).toLong
+        if (cmbLength > 0 && inFile(cmbOffset, cmbOffset + cmbLength))
+          b.putInt(at + 12, crc(bytes, cmbOffset.toInt, (cmbOffset + cmbLength).toInt))
+        val node = schemaOffset + b.getInt(at + 16)
+        val nodeLength = b.getInt(at + 20).toLong
+        if (nodeLength >= 0 && inFile(node, node + nodeLength))
+          b.putInt(at + 24, crc(bytes, node.toInt, (node + nodeLength).toInt))
+      }
+      val c = new CRC32
+      c.update(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, g))
+      c.update(bytes, groupAt, 32 * k)
+      b.putInt(groupAt + 32 * k, c.getValue.toInt)
+    }
+    val stripeDir = b.getLong(footerAt + 16)
+    val stripes = b.getInt(footerAt + 24).toLong
+    if (stripes >= 0 && inFile(stripeDir, stripeDir + 24 * stripes)) {
+      val c = new CRC32
+      c.update(bytes, end.toInt - 24, 16)
+      c.update(bytes, stripeDir.toInt, 24 * stripes.toInt)
+      c.update(bytes, footerAt, 52)
+      b.putInt(end.toInt - 8, c.getValue.toInt)
+    }
   }
 
   /** The dataset metadata framing: CRC32 of [0, n - 8) stored at n - 8. */

@@ -83,6 +83,32 @@ final class FileMap(val bytes: Array[Byte]) {
     if (end > start) parseCmb(start, end)
   }
 
+  // The column directory (format 1.5): entries, group CRCs, trailer; it ends at CIT.offset[0].
+  if (footer.hasColumnDirectory) {
+    val end = b.getLong(citAt).toInt
+    val groups = (n + 31) / 32
+    val start = end - (32 * n + 4 * groups + 24)
+    regions += Region(start, end, "columnDirectory")
+    (0 until n).foreach { c =>
+      val at = start + (c / 32) * (32 * 32 + 4) + 32 * (c % 32)
+      Seq(
+        (0, 8, "coldir.cmbOffset"),
+        (8, 4, "coldir.cmbLength"),
+        (12, 4, "coldir.cmbCrc"),
+        (16, 4, "coldir.nodeOffset"),
+        (20, 4, "coldir.nodeLength"),
+        (24, 4, "coldir.nodeCrc"),
+        (28, 4, "coldir.reserved")
+      ).foreach { case (o, w, g) => field(at + o, w, g) }
+    }
+    (0 until groups).foreach(g =>
+      field(start + g * (32 * 32 + 4) + 32 * math.min(32, n - 32 * g), 4, "coldir.groupCrc")
+    )
+    val t = end - 24
+    field(t, 8, "coldir.cmbAreaStart"); field(t + 8, 4, "coldir.numColumns"); field(t + 12, 4, "coldir.reserved")
+    field(t + 16, 4, "coldir.trailerCrc")
+  }
+
   def hasPageCrc: Boolean = footer.hasPageCrc
 
   /** Page payload ranges (what page CRCs protect). */

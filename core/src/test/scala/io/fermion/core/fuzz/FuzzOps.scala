@@ -16,7 +16,7 @@ import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.vector.FieldVector
 
 /** A file held in memory (every read bounds-checked as on a real file system). */
-final class BytesInputFile(val path: String, bytes: Array[Byte]) extends InputFile {
+final class BytesInputFile(val path: String, val bytes: Array[Byte]) extends InputFile {
   val length: Long = bytes.length
   private var read = 0L
   def bytesRead: Long = read
@@ -137,6 +137,36 @@ object FuzzOp {
     /** The same rows picked from a scan of the stripe: what the take returns on an undamaged file. */
     def viaScan(r: FermionFileReader, a: BufferAllocator): Any =
       values(r.readStripe(stripe, columns, a), Some(rows.toArray)).map { case (_, h) => (rows.size, h) }
+  }
+
+  /** Some columns read after a second open of the same bytes for those columns alone, through the
+    * column directory (format 1.5) when the file has many more columns; the tail read is just the
+    * footer, so that the directory's entries, the nodes and the CMBs are read on their own. */
+  final case class Columns(columns: IndexedSeq[Int]) extends FuzzOp {
+    def run(r: FermionFileReader, a: BufferAllocator): Any = {
+      val c = openColumns(r)
+      try (0 until c.numStripes).map(s => values(c.readStripe(s, columns, a), None))
+      finally c.close()
+    }
+
+    private def openColumns(r: FermionFileReader): FermionFileReader = {
+      val in = r.input match {
+        case b: BytesInputFile => new BytesInputFile(b.path, b.bytes)
+        case other => throw new IllegalStateException(s"not a fuzzed file: $other")
+      }
+      FermionFileReader.open(in, r.options.copy(tailPrefetchBytes = 64), Some(columns))
+    }
+
+    /** The same columns read after the whole open (what the op returns on the undamaged file). */
+    def viaScan(r: FermionFileReader, a: BufferAllocator): Any =
+      (0 until r.numStripes).map(s => values(r.readStripe(s, columns, a), None))
+
+    /** Whether the second open went through the column directory. */
+    def throughDirectory(r: FermionFileReader): Boolean = {
+      val c = openColumns(r)
+      try c.openedColumns == columns.toSet
+      finally c.close()
+    }
   }
 
   /** Bloom filters of flat columns: presence, size, and the answers for fixed probe hashes. */
@@ -260,6 +290,10 @@ object FuzzOp {
     }
     if (flatCols.nonEmpty && rnd.nextInt(3) == 0) candidates += Aggregates(flatCols)
     if (rnd.nextInt(3) == 0) candidates += Batches
+    if (schema.fields.size >= 4 && rnd.nextInt(3) == 0) {
+      val all = schema.fields.indices.toIndexedSeq
+      candidates += Columns(rnd.shuffle(all).take(1 + rnd.nextInt(math.min(3, all.size / 4))).sorted)
+    }
     rnd.shuffle(candidates.result())
   }
 
@@ -291,6 +325,7 @@ object FuzzOp {
     val lists =
       nested.filter(c => Set[FermionType](FermionType.List, FermionType.Map).contains(schema.fields(c).dataType))
     IndexedSeq(Describe, Metadata, FullRead, Batches) ++
+      (if (schema.fields.size >= 4) Seq(Columns(IndexedSeq(schema.fields.size - 1))) else Nil) ++
       (if (schema.fields.isEmpty) Nil else stripeRows.indices.take(2).map(s => takeOf(schema, s, stripeRows(s)))) ++
       nested.map(Projected(_, lengthsOnly = false)) ++
       lists.map(Projected(_, lengthsOnly = true)) ++

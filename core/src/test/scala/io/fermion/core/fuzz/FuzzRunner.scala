@@ -222,6 +222,12 @@ object FuzzRunner {
             throw new IllegalStateException(
               s"$op: the take differs from the scan's rows on the undamaged ${shape.name}"
             )
+          // Ops of at most a quarter of the columns: opened through the directory when there is one.
+          case c: FuzzOp.Columns
+              if c.viaScan(r, allocator) != v || (r.footer.hasColumnDirectory && !c.throughDirectory(r)) =>
+            throw new IllegalStateException(
+              s"$op: not opened through the column directory, or other values than a whole open, on the undamaged ${shape.name}"
+            )
           case _ =>
         }
         op -> v

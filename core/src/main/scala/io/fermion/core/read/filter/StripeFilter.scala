@@ -56,7 +56,7 @@ final private[core] class StripeFilter(
   private def pagesWhere(column: String, stripe: Int, rows: Int)(test: ColumnStripeStats => Boolean): RowRanges = {
     def whole = if (stats(column, stripe).forall(test)) RowRanges.all(rows) else RowRanges.Empty
     this.column(column) match {
-      case Some((reader, c)) if !FermionType.isNested(reader.schema.fields(c).dataType) =>
+      case Some((reader, c)) if !FermionType.isNested(reader.field(c).dataType) =>
         reader.columnMetadata(c) match {
           case Some(m) =>
             val data = m.streamTypeIndexOf(StreamType.Data)
@@ -112,7 +112,7 @@ final private[core] class StripeFilter(
   /** False only when the stripe's bloom filter proves no value is there (equality and IN). */
   private def bloomAllows(column: String, stripe: Int, values: Seq[FilterValue]): Boolean =
     this.column(column).forall { case (reader, c) =>
-      val t = reader.schema.fields(c).dataType
+      val t = reader.field(c).dataType
       !BloomValues.supports(t) || blooms.getOrElseUpdate((reader.path, c, stripe), reader.bloomFilter(c, stripe)).forall {
         b =>
           values.exists(v => BloomValues.hashOf(t, v).forall(b.mightContain))
@@ -122,7 +122,7 @@ final private[core] class StripeFilter(
   /** None when the filter cannot use the column (not in the file, nested, no statistics kind). */
   private def stats(column: String, stripe: Int): Option[ColumnStripeStats] =
     this.column(column).flatMap { case (reader, c) =>
-      val field = reader.schema.fields(c)
+      val field = reader.field(c)
       if (FermionType.isNested(field.dataType)) None
       else Some(ColumnStripeStats.of(field.dataType, reader.columnMetadata(c), stripe, reader.stripes.rowCount(stripe)))
     }
