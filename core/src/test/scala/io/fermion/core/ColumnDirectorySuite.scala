@@ -29,7 +29,8 @@ class ColumnDirectorySuite extends AnyFunSuite {
       if (c == 5) ArrowTestData.field(s"c$c", new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true))
       else NestedData.randomField(rnd, s"c$c", if (c % 4 == 0) 2 else 0)
     }
-    val values = IndexedSeq.fill(rows)(fields.indices.map(c => if (c == 5) null else NestedData.randomValue(rnd, fields(c), 0.2)))
+    val values =
+      IndexedSeq.fill(rows)(fields.indices.map(c => if (c == 5) null else NestedData.randomValue(rnd, fields(c), 0.2)))
     val root = NestedData.root(fields, values)
     val file = tempDir("fermion-coldir").resolve("wide.fermion")
     try write(file, root, WriterOptions(stripeMaxRows = 250))
@@ -69,9 +70,13 @@ class ColumnDirectorySuite extends AnyFunSuite {
       (0 until numColumns).foreach { c =>
         val at = start + (c / 32) * (32 * 32 + 4) + (c % 32) * 32
         val g = ByteBuffer.wrap(bytes, at.toInt, 32).slice().order(ByteOrder.LITTLE_ENDIAN)
-        assert(g.getLong(0) == cit.cmbOffset(c) && g.getInt(8) == cit.cmbLength(c) && g.getInt(12) == cit.cmbCrc32(c), c)
+        assert(
+          g.getLong(0) == cit.cmbOffset(c) && g.getInt(8) == cit.cmbLength(c) && g.getInt(12) == cit.cmbCrc32(c),
+          c
+        )
         assert(g.getInt(16) == starts(c) && g.getInt(20) == starts(c + 1) - starts(c), c)
-        val node = SchemaCodec.decodeField(ByteBuffer.wrap(bytes, (r.footer.schemaOffset + g.getInt(16)).toInt, g.getInt(20)))
+        val node =
+          SchemaCodec.decodeField(ByteBuffer.wrap(bytes, (r.footer.schemaOffset + g.getInt(16)).toInt, g.getInt(20)))
         assert(node == r.schema.fields(c), c)
       }
       assert(cit.cmbLength(5) == 0, "column 5 is null in every row: no CMB")
@@ -132,7 +137,8 @@ class ColumnDirectorySuite extends AnyFunSuite {
     // Groups (entries and their CRC): only those of the columns opened; the trailer: always.
     def relied(at: Long): Boolean = at >= trailerAt || groups.contains(((at - start) / (32 * 32 + 4)).toInt)
     val dir = (start until cmbAreaStart).toIndexedSeq
-    val stripeDir = (footer.stripeDirOffset until footer.stripeDirOffset + footer.numStripes * StripeDirectory.EntrySize)
+    val stripeDir =
+      (footer.stripeDirOffset until footer.stripeDirOffset + footer.numStripes * StripeDirectory.EntrySize)
     val footerBytes = (bytes.length - 64L until bytes.length - 12L)
     val rnd = new Random(7)
     val positions = rnd.shuffle(dir).take(1500) ++ stripeDir ++ footerBytes

@@ -176,6 +176,9 @@ class ScanSuite extends AnyFunSuite {
       manifests(v).schema.fields.map(_.name).foreach { n =>
         val scan = s.scanBuilder().select(n).options(ReaderOptions(tailPrefetchBytes = 64)).build()
         assert(read(scan) == model(v, Seq(n)), s"version $v column $n")
+        // Tasks carry where the read's field is, not the manifest's lists of every file's fields.
+        val files = scan.planTasks().flatMap(_.splits).map(_.file)
+        assert(files.nonEmpty && files.forall(f => f.fieldIds.isEmpty && f.located.keySet.subsetOf(scan.plan.fieldIds)))
       }
     }
   }

@@ -31,17 +31,31 @@ private[core] object ColumnDirectory {
 
   /** Where group `g` starts, relative to the directory's start, and its length with its CRC. */
   def groupRange(numColumns: Int, g: Int): (Long, Int) =
-    (g.toLong * (GroupSize * EntrySize + 4), (math.min(numColumns, (g + 1) * GroupSize) - g * GroupSize) * EntrySize + 4)
+    (
+      g.toLong * (GroupSize * EntrySize + 4),
+      (math.min(numColumns, (g + 1) * GroupSize) - g * GroupSize) * EntrySize + 4
+    )
 
   /** One column's entry. */
-  final case class Entry(cmbOffset: Long, cmbLength: Int, cmbCrc32: Int, nodeOffset: Int, nodeLength: Int, nodeCrc32: Int)
+  final case class Entry(
+      cmbOffset: Long,
+      cmbLength: Int,
+      cmbCrc32: Int,
+      nodeOffset: Int,
+      nodeLength: Int,
+      nodeCrc32: Int
+  )
 
   /** The trailer: where the CMB area starts (= where the directory ends), the column count, and the
     * CRC of trailer, stripe directory and footer. */
   final case class Trailer(cmbAreaStart: Long, numColumns: Int, crc32: Int)
 
-  def encode(entries: IndexedSeq[Entry], cmbAreaStart: Long, stripeDirectory: Array[Byte], footerCovered: Array[Byte])
-      : Array[Byte] = {
+  def encode(
+      entries: IndexedSeq[Entry],
+      cmbAreaStart: Long,
+      stripeDirectory: Array[Byte],
+      footerCovered: Array[Byte]
+  ): Array[Byte] = {
     val n = entries.size
     val b = ByteBuffer.allocate(byteSize(n).toInt).order(ByteOrder.LITTLE_ENDIAN)
     (0 until numGroups(n)).foreach { g =>
@@ -54,7 +68,11 @@ private[core] object ColumnDirectory {
     }
     val trailerAt = b.position()
     b.putLong(cmbAreaStart).putInt(n).putInt(0)
-    b.putInt(trailerCrc(b.duplicate().position(trailerAt).limit(trailerAt + 16), ByteBuffer.wrap(stripeDirectory), footerCovered))
+    b.putInt(trailerCrc(
+      b.duplicate().position(trailerAt).limit(trailerAt + 16),
+      ByteBuffer.wrap(stripeDirectory),
+      footerCovered
+    ))
     b.put(Magic)
     b.array()
   }

@@ -54,7 +54,7 @@ final private[scan] class FragmentFiles private (
     * whole schema needed), else found in the files' schemas. */
   def column(fieldId: Int, name: String): Option[(Int, Int)] =
     if (plan.byFieldId)
-      FragmentFiles.listedColumn(file, fieldId).filter { case (k, c) => sources(k).field(c).fieldId == fieldId }
+      file.position(fieldId).filter { case (k, c) => sources(k).field(c).fieldId == fieldId }
         .orElse(
           sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(
             _._2 >= 0
@@ -144,17 +144,9 @@ final private[scan] class FragmentFiles private (
 
 private[scan] object FragmentFiles {
 
-  /** Where the manifest lists a field: (file of the fragment, column), when it lists the field ids
-    * of every file of the fragment. */
-  def listedColumn(file: SnapshotFile, fieldId: Int): Option[(Int, Int)] =
-    if (file.fieldIds.size != 1 + file.columnFiles.size) None
-    else file.fieldIds.indices.iterator.map(k => k -> file.fieldIds(k).indexOf(fieldId)).find(_._2 >= 0)
-
   /** The columns of each file of the fragment that `plan` reads or filters on, by the manifest. */
-  private def columnsRead(file: SnapshotFile, plan: ReadPlan): Map[Int, Seq[Int]] = {
-    val ids = plan.columns.collect { case c: PlannedColumn.Stored => c.fieldId } ++ plan.filterFieldIds.values
-    ids.distinct.flatMap(listedColumn(file, _)).groupMap(_._1)(_._2)
-  }
+  private def columnsRead(file: SnapshotFile, plan: ReadPlan): Map[Int, Seq[Int]] =
+    plan.fieldIds.toSeq.flatMap(file.position).groupMap(_._1)(_._2)
 
   /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
   val StructureCacheBytes: Long = 16L << 20

@@ -29,7 +29,12 @@ final case class ReadPlan(
     /** The snapshot's type of each flat filter column, by lower-case name (datasets): files
       * written before a column's type was widened hold the older type. */
     filterTypes: Map[String, FermionType] = Map.empty
-)
+) {
+
+  /** The field ids of the stored columns the plan reads or filters on (datasets). */
+  def fieldIds: Set[Int] =
+    (columns.collect { case c: PlannedColumn.Stored => c.fieldId } ++ filterFieldIds.values).toSet
+}
 
 /** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */
 final case class BatchSelection(ids: Option[Set[Long]], min: Option[Long], max: Option[Long]) {

@@ -47,9 +47,15 @@ final class Scan private[scan] (
     plan.batches match {
       case Some(selection) =>
         val c = Option(conf).getOrElse(new Configuration())
-        TaskPlanner.planSplits(BatchStripes.splits(snapshot.files, selection, c, plan.options), sizing)
-      case None => TaskPlanner.plan(snapshot.files, sizing)
+        TaskPlanner.planSplits(BatchStripes.splits(taskFiles(snapshot.files), selection, c, plan.options), sizing)
+      case None => TaskPlanner.plan(taskFiles(snapshot.files), sizing)
     }
+
+  /** Files as tasks carry them: knowing where the plan's fields are, not every field's position. */
+  private def taskFiles(files: IndexedSeq[SnapshotFile]): IndexedSeq[SnapshotFile] = {
+    val ids = plan.fieldIds
+    files.map(_.locating(ids))
+  }
 
   /** Tasks reading fragments `fragments` of `other`, another version of this scan's dataset, with
     * this scan's [[plan]] (how a stream reads each version's new fragments). `other` must have the
@@ -65,12 +71,12 @@ final class Scan private[scan] (
         s"version ${other.version.getOrElse(0L)} of ${snapshot.root} has another schema than version " +
           s"${snapshot.version.getOrElse(0L)}, which this read was planned for"
       )
-    TaskPlanner.plan(other.files.filter(f => fragments.contains(f.fragmentId)), sizing)
+    TaskPlanner.plan(taskFiles(other.files.filter(f => fragments.contains(f.fragmentId))), sizing)
   }
 
   /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
   def fileTasks: IndexedSeq[ScanTask] =
-    snapshot.files.map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))
+    taskFiles(snapshot.files).map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))
 
   /** Rows by `_rowaddr` (fragment id << 32 | row in the fragment), in request order (duplicates
     * allowed), read with bounded I/O: per file, one round of reads for the columns' structure
@@ -95,7 +101,7 @@ final class Scan private[scan] (
       val ids = group.map(_._1).toSet
       tasks += TakeTask(
         plan,
-        snapshot.files.filter(f => ids.contains(f.fragmentId)),
+        taskFiles(snapshot.files.filter(f => ids.contains(f.fragmentId))),
         Take.versionText(snapshot),
         group.flatMap(_._2).toArray
       )

@@ -30,8 +30,25 @@ final case class SnapshotFile(
     /** The top-level field ids of the data file, then of each of [[columnFiles]], in their column
       * order, as the manifest lists them (empty for loose files): a read finds its columns' positions
       * without the files' whole schemas. */
-    fieldIds: IndexedSeq[IndexedSeq[Int]] = IndexedSeq.empty
+    fieldIds: IndexedSeq[IndexedSeq[Int]] = IndexedSeq.empty,
+    /** Where some fields are, by field id: (0 for the data file or 1 + the index of a column file,
+      * column). What a task carries instead of [[fieldIds]] (see [[locating]]). */
+    located: Map[Int, (Int, Int)] = Map.empty
 ) {
+
+  /** Where the manifest lists field `fieldId`: (0 for the data file or 1 + the index of a column
+    * file, column), when it lists the fields of every file of the fragment. */
+  def position(fieldId: Int): Option[(Int, Int)] =
+    located.get(fieldId).orElse {
+      if (fieldIds.size != 1 + columnFiles.size) None
+      else fieldIds.indices.iterator.map(k => k -> fieldIds(k).indexOf(fieldId)).find(_._2 >= 0)
+    }
+
+  /** This file knowing the positions of `ids` only: what a task ships, instead of the manifest's
+    * lists, which for a file of 100,000 columns hold 100,000 ids. */
+  def locating(ids: Iterable[Int]): SnapshotFile =
+    if (fieldIds.isEmpty) this
+    else copy(fieldIds = IndexedSeq.empty, located = located ++ ids.flatMap(id => position(id).map(id -> _)))
 
   /** Rows of the fragment its deletion file removes. */
   def deletedRows: Long = deletion.map(_.deletedRows).getOrElse(0L)
