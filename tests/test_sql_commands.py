@@ -117,7 +117,10 @@ def test_python_errors_are_typed_with_one_line_messages(spark, tmp_table):
     data = os.path.join(path, "data")
     f = os.path.join(data, sorted(os.listdir(data))[0])
     blob = bytearray(open(f, "rb").read())
-    blob[100] ^= 0x01
+    # the first page starts at byte 8 (after the file header): its 20-byte header, then its payload
+    stored = int.from_bytes(blob[8:12], "little")
+    assert stored > 0
+    blob[28 + stored // 2] ^= 0x01
     open(f, "wb").write(bytes(blob))
     with pytest.raises(errors.FermionFileError) as info:
         spark.read.format("fermion").load(path).collect()
