@@ -183,6 +183,25 @@ class ScanSuite extends AnyFunSuite {
     }
   }
 
+  test("aggregates from metadata open each file for the aggregated column alone; the same results either way") {
+    val s = snapshot(ReadAt.Version(2))
+    val rows = model(2, Seq("id", "name"))
+    // One column per plan: a file of 5 columns opened for 1 goes through its column directory when
+    // the tail holds just the footer.
+    for (options <- Seq(ReaderOptions(), ReaderOptions(tailPrefetchBytes = 64))) {
+      def run(aggregates: MetadataAggregate*): IndexedSeq[IndexedSeq[Option[Long]]] = {
+        val plan = MetadataAggregation.plan(s, aggregates, options).get
+        assert(plan.tasks.nonEmpty && plan.tasks.forall(t => t.columns.size == 1 && t.length > 0))
+        plan.tasks.map(plan.compute(_, conf))
+      }
+      val ids = run(MetadataAggregate.CountRows, MetadataAggregate.Min("id"), MetadataAggregate.Max("id"))
+      assert(ids.map(_(0).get).sum == rows.size)
+      assert(ids.flatMap(_(1)).min == 0L)
+      assert(ids.flatMap(_(2)).max == rows.map(_(0).asInstanceOf[java.lang.Long].longValue).max)
+      assert(run(MetadataAggregate.CountValues("name")).map(_(0).get).sum == rows.count(_(1) != null))
+    }
+  }
+
   test("projections, nested paths and metadata columns") {
     val s = snapshot()
     val scan = s.scanBuilder().select("label", "st.y").withRowAddress().build()

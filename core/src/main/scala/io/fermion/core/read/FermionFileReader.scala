@@ -472,7 +472,7 @@ object FermionFileReader {
   /** Opens a file to read `columns` (top-level column indices) of it. In a file with a column
     * directory (format 1.5) of many more columns than these, only their schema nodes and CMB
     * locations are read and checked, not the whole schema and CIT: metadata in proportion to the
-    * columns read. Otherwise (older files, small metadata, many columns) it is [[open]]. Any other
+    * columns read. Otherwise (older files, small metadata, many or no columns) it is [[open]]. Any other
     * column stays readable: asking for it, or for [[FermionFileReader.schema]], reads the rest.
     * `length`: the file's length when known (from a listing), else -1. */
   def openColumns(
@@ -516,7 +516,7 @@ object FermionFileReader {
       )
     val prefetch =
       if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong
-      else if (columns.nonEmpty) input.columnsTailPrefetch
+      else if (columns.exists(_.nonEmpty)) input.columnsTailPrefetch
       else input.defaultTailPrefetch
     val tailLen = math.min(fileLen, math.max(prefetch, FileLayout.FooterSize.toLong)).toInt
     val tailStart = fileLen - tailLen

@@ -45,27 +45,33 @@ final case class MetadataAggregation(
   /** The partial result of each aggregate over one file: counts are always present; a min or max
     * is None when the file holds no value of the column. */
   def compute(task: AggregateTask, conf: Configuration): IndexedSeq[Option[Long]] = {
-    val reader = FermionFileReader.open(new Path(task.file), conf, options)
+    // Opened for the aggregated columns alone (through a wide file's column directory).
+    val reader =
+      FermionFileReader.openColumns(new Path(task.file), conf, options, task.length, task.columns.values.toSeq)
     try aggregates.map {
         case MetadataAggregate.CountRows => Some(FileAggregates.rowCount(reader))
         case MetadataAggregate.CountValues(c) =>
-          Some(column(reader, c).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L))
-        case MetadataAggregate.Min(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._1)
-        case MetadataAggregate.Max(c) => column(reader, c).flatMap(FileAggregates.minMax(reader, _)).map(_._2)
+          Some(column(reader, task, c).map(FileAggregates.nonNullCount(reader, _)).getOrElse(0L))
+        case MetadataAggregate.Min(c) => column(reader, task, c).flatMap(FileAggregates.minMax(reader, _)).map(_._1)
+        case MetadataAggregate.Max(c) => column(reader, task, c).flatMap(FileAggregates.minMax(reader, _)).map(_._2)
       }
     finally reader.close()
   }
 
-  private def column(reader: FermionFileReader, name: String): Option[Int] =
+  /** The column of the file: where the manifest places it when the node there has the field id,
+    * else found in the file's schema. */
+  private def column(reader: FermionFileReader, task: AggregateTask, name: String): Option[Int] =
     if (byFieldId)
-      fieldIds.get(name.toLowerCase(Locale.ROOT)).map(id => reader.schema.fields.indexWhere(_.fieldId == id)).filter(
-        _ >= 0
-      )
+      fieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap { id =>
+        task.columns.get(id).filter(c => reader.field(c).fieldId == id)
+          .orElse(Some(reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0))
+      }
     else reader.schema.indexOf(name)
 }
 
-/** One data file of a [[MetadataAggregation]]. */
-final case class AggregateTask(file: String)
+/** One data file of a [[MetadataAggregation]]: its path, its length when known (-1: not known), and
+  * the column of each aggregated field in it, by field id, as the manifest places them. */
+final case class AggregateTask(file: String, length: Long = -1L, columns: Map[Int, Int] = Map.empty)
 
 object MetadataAggregation {
 
@@ -112,7 +118,13 @@ object MetadataAggregation {
       ids,
       snapshot.isDataset,
       options,
-      snapshot.files.map(f => AggregateTask(f.path))
+      snapshot.files.map { f =>
+        AggregateTask(
+          f.path,
+          f.length,
+          ids.values.flatMap(id => f.position(id).collect { case (0, c) => id -> c }).toMap
+        )
+      }
     ))
   }
 }
