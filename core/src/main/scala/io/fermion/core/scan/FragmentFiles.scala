@@ -50,16 +50,18 @@ final private[scan] class FragmentFiles private (
   }
 
   /** The file (index into [[sources]]) and column holding a column, by field id or name. By field
-    * id: at the position the manifest lists it when the file's column there has that id (no
-    * whole schema needed), else found in the files' schemas. */
+    * id: where the manifest places it when the file's column there has that id, nowhere when the
+    * manifest places it in no file (a column added without data); no whole schema is read for
+    * either. Else (no lists, or a column without that id there) found in the files' schemas. */
   def column(fieldId: Int, name: String): Option[(Int, Int)] =
-    if (plan.byFieldId)
-      file.position(fieldId).filter { case (k, c) => sources(k).field(c).fieldId == fieldId }
-        .orElse(
-          sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(
-            _._2 >= 0
-          )
+    if (plan.byFieldId) file.position(fieldId) match {
+      case Some(None) => None
+      case Some(Some((k, c))) if sources(k).field(c).fieldId == fieldId => Some((k, c))
+      case _ =>
+        sources.indices.iterator.map(k => k -> sources(k).schema.fields.indexWhere(_.fieldId == fieldId)).find(
+          _._2 >= 0
         )
+    }
     else reader.schema.indexOf(name).map(0 -> _)
 
   /** A filter column's file and column (its field id comes from the plan). */
@@ -146,7 +148,7 @@ private[scan] object FragmentFiles {
 
   /** The columns of each file of the fragment that `plan` reads or filters on, by the manifest. */
   private def columnsRead(file: SnapshotFile, plan: ReadPlan): Map[Int, Seq[Int]] =
-    plan.fieldIds.toSeq.flatMap(file.position).groupMap(_._1)(_._2)
+    plan.fieldIds.toSeq.flatMap(id => file.position(id).flatten).groupMap(_._1)(_._2)
 
   /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
   val StructureCacheBytes: Long = 16L << 20

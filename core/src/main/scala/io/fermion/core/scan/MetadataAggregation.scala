@@ -47,7 +47,13 @@ final case class MetadataAggregation(
   def compute(task: AggregateTask, conf: Configuration): IndexedSeq[Option[Long]] = {
     // Opened for the aggregated columns alone (through a wide file's column directory).
     val reader =
-      FermionFileReader.openColumns(new Path(task.file), conf, options, task.length, task.columns.values.toSeq)
+      FermionFileReader.openColumns(
+        new Path(task.file),
+        conf,
+        options,
+        task.length,
+        task.columns.values.filter(_ >= 0).toSeq
+      )
     try aggregates.map {
         case MetadataAggregate.CountRows => Some(FileAggregates.rowCount(reader))
         case MetadataAggregate.CountValues(c) =>
@@ -59,18 +65,22 @@ final case class MetadataAggregation(
   }
 
   /** The column of the file: where the manifest places it when the node there has the field id,
-    * else found in the file's schema. */
+    * nowhere when it places it in no column of the file, else found in the file's schema. */
   private def column(reader: FermionFileReader, task: AggregateTask, name: String): Option[Int] =
     if (byFieldId)
       fieldIds.get(name.toLowerCase(Locale.ROOT)).flatMap { id =>
-        task.columns.get(id).filter(c => reader.field(c).fieldId == id)
-          .orElse(Some(reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0))
+        task.columns.get(id) match {
+          case Some(-1) => None
+          case Some(c) if reader.field(c).fieldId == id => Some(c)
+          case _ => Some(reader.schema.fields.indexWhere(_.fieldId == id)).filter(_ >= 0)
+        }
       }
     else reader.schema.indexOf(name)
 }
 
 /** One data file of a [[MetadataAggregation]]: its path, its length when known (-1: not known), and
-  * the column of each aggregated field in it, by field id, as the manifest places them. */
+  * the column of each aggregated field in it, by field id, as the manifest places them (-1: in no
+  * column of the file). */
 final case class AggregateTask(file: String, length: Long = -1L, columns: Map[Int, Int] = Map.empty)
 
 object MetadataAggregation {
@@ -122,7 +132,7 @@ object MetadataAggregation {
         AggregateTask(
           f.path,
           f.length,
-          ids.values.flatMap(id => f.position(id).collect { case (0, c) => id -> c }).toMap
+          ids.values.flatMap(id => f.position(id).map(p => id -> p.collect { case (0, c) => c }.getOrElse(-1))).toMap
         )
       }
     ))

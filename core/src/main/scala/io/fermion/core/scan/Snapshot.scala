@@ -31,17 +31,18 @@ final case class SnapshotFile(
       * order, as the manifest lists them (empty for loose files): a read finds its columns' positions
       * without the files' whole schemas. */
     fieldIds: IndexedSeq[IndexedSeq[Int]] = IndexedSeq.empty,
-    /** Where some fields are, by field id: (0 for the data file or 1 + the index of a column file,
-      * column). What a task carries instead of [[fieldIds]] (see [[locating]]). */
-    located: Map[Int, (Int, Int)] = Map.empty
+    /** Where some fields are, by field id (see [[position]]). What a task carries instead of
+      * [[fieldIds]] (see [[locating]]). */
+    located: Map[Int, Option[(Int, Int)]] = Map.empty
 ) {
 
-  /** Where the manifest lists field `fieldId`: (0 for the data file or 1 + the index of a column
-    * file, column), when it lists the fields of every file of the fragment. */
-  def position(fieldId: Int): Option[(Int, Int)] =
+  /** Where the manifest places field `fieldId`: None when it does not say (no lists); Some(None)
+    * when it lists the fields of every file of the fragment and this one is in none of them;
+    * Some(Some((file, column))) with file 0 for the data file, 1 + i for column file i. */
+  def position(fieldId: Int): Option[Option[(Int, Int)]] =
     located.get(fieldId).orElse {
       if (fieldIds.size != 1 + columnFiles.size) None
-      else fieldIds.indices.iterator.map(k => k -> fieldIds(k).indexOf(fieldId)).find(_._2 >= 0)
+      else Some(fieldIds.indices.iterator.map(k => k -> fieldIds(k).indexOf(fieldId)).find(_._2 >= 0))
     }
 
   /** This file knowing the positions of `ids` only: what a task ships, instead of the manifest's
