@@ -106,6 +106,19 @@ class ColumnDirectorySuite extends AnyFunSuite {
     }
   }
 
+  test("opened for no column: footer and stripe directory alone, the rest on demand") {
+    val whole = open(wide)
+    val r = openColumns(wide, Nil)
+    try {
+      assert(r.openedColumns.isEmpty)
+      // The 4 KiB tail, CIT.offset[0], the trailer and 3 stripe entries: not the schema or the CIT.
+      assert(r.metadataBytesRead <= 4096 + 8 + 24 + 3 * 24, r.metadataBytesRead)
+      assert(r.numRows == rows && r.numStripes == whole.numStripes)
+      assert((0 until r.numStripes).map(r.stripeRowCount) == (0 until whole.numStripes).map(whole.stripeRowCount))
+      assert(read(r, IndexedSeq(11)) == read(whole, IndexedSeq(11)))
+    } finally { r.close(); whole.close() }
+  }
+
   test("many columns, small metadata or an older file: the whole metadata is read") {
     val many = openColumns(wide, 0 until 100)
     try {

@@ -332,10 +332,13 @@ object FermionDatasets {
     val conf = SerializableHadoopConf.broadcast()
     // The stripe layout of each fragment's leading file, which the new files must share.
     val layouts: Map[Long, IndexedSeq[Int]] = base.fragments.filter(_.physicalRows > 0).map { f =>
-      val r = io.fermion.core.read.FermionFileReader.open(
+      // Opened for no column: the footer and stripe directory alone (format 1.5).
+      val r = io.fermion.core.read.FermionFileReader.openColumns(
         ds.resolvePath(f.files.head.path),
         conf.value.value,
-        io.fermion.core.read.ReaderOptions()
+        io.fermion.core.read.ReaderOptions(),
+        -1L,
+        Nil
       )
       try f.id -> (0 until r.numStripes).map(r.stripeRowCount)
       finally r.close()

@@ -472,9 +472,11 @@ object FermionFileReader {
   /** Opens a file to read `columns` (top-level column indices) of it. In a file with a column
     * directory (format 1.5) of many more columns than these, only their schema nodes and CMB
     * locations are read and checked, not the whole schema and CIT: metadata in proportion to the
-    * columns read. Otherwise (older files, small metadata, many or no columns) it is [[open]]. Any other
-    * column stays readable: asking for it, or for [[FermionFileReader.schema]], reads the rest.
-    * `length`: the file's length when known (from a listing), else -1. */
+    * columns read. With no columns, only the footer and the stripe directory are read (row and
+    * stripe counts, checked by the directory's trailer). Otherwise (older files, metadata in the
+    * tail read, many columns) it is [[open]]. Any other column stays readable: asking for it, or
+    * for [[FermionFileReader.schema]], reads the rest. `length`: the file's length when known
+    * (from a listing), else -1. */
   def openColumns(
       path: Path,
       conf: Configuration,
@@ -516,14 +518,14 @@ object FermionFileReader {
       )
     val prefetch =
       if (options.tailPrefetchBytes >= 0) options.tailPrefetchBytes.toLong
-      else if (columns.exists(_.nonEmpty)) input.columnsTailPrefetch
+      else if (columns.nonEmpty) input.columnsTailPrefetch
       else input.defaultTailPrefetch
     val tailLen = math.min(fileLen, math.max(prefetch, FileLayout.FooterSize.toLong)).toInt
     val tailStart = fileLen - tailLen
     val tail = input.readFully(tailStart, tailLen)
     val footer = checkedFooter(path, tail, fileLen)
     val wanted = columns.map(_.distinct).getOrElse(Nil)
-    val throughDirectory = footer.hasColumnDirectory && wanted.nonEmpty && footer.schemaOffset < tailStart &&
+    val throughDirectory = footer.hasColumnDirectory && columns.nonEmpty && footer.schemaOffset < tailStart &&
       wanted.size.toLong * ColumnsPerOpenedColumn <= footer.numColumns
     if (throughDirectory) openThroughDirectory(input, footer, tail, tailStart, options, wanted)
     else {

@@ -162,16 +162,17 @@ private[scan] object FragmentFiles {
     try {
       // The data file's length comes from the listing that planned the scan (no status request).
       val paths = file.path +: file.columnFiles
-      val wanted = if (plan.byFieldId) columnsRead(file, plan) else Map.empty[Int, Seq[Int]]
+      // Where the manifest places every field the plan reads, each file is opened for its share
+      // of them (none: its stripes only); else (loose files) whole, to find columns by name.
+      val placed = plan.byFieldId && plan.fieldIds.forall(id => file.position(id).isDefined)
+      val wanted = if (placed) columnsRead(file, plan) else Map.empty[Int, Seq[Int]]
       paths.indices.foreach { k =>
+        val path = new Path(paths(k))
         val length = if (k == 0) file.length else -1L
-        opened += FermionFileReader.openColumns(
-          new Path(paths(k)),
-          conf,
-          plan.options,
-          length,
-          wanted.getOrElse(k, Nil)
-        )
+        opened +=
+          (if (placed) FermionFileReader.openColumns(path, conf, plan.options, length, wanted.getOrElse(k, Nil))
+           else if (length >= 0) FermionFileReader.open(path, conf, plan.options, length)
+           else FermionFileReader.open(path, conf, plan.options))
       }
       val rowIds =
         if (!plan.columns.contains(PlannedColumn.RowId)) None

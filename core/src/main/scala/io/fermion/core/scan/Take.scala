@@ -220,7 +220,7 @@ private[scan] object Take {
   private def physicalRows(f: SnapshotFile, scan: Scan, conf: Configuration): Long =
     if (f.physicalRows >= 0) f.physicalRows
     else {
-      val r = FermionFileReader.open(new Path(f.path), conf, scan.plan.options);
+      val r = FermionFileReader.openColumns(new Path(f.path), conf, scan.plan.options, f.length, Nil)
       try r.numRows
       finally r.close()
     }
