@@ -86,8 +86,8 @@ private[core] object ColumnDirectory {
     crc.getValue.toInt
   }
 
-  /** Whether group `g`'s bytes (entries, then their CRC) hold the CRC of their entries. */
-  def groupIntact(g: Int, group: ByteBuffer): (Int, Int) = {
+  /** Group `g`'s stored CRC (its last 4 bytes) and the CRC of its entries (the bytes before). */
+  def groupCrcs(g: Int, group: ByteBuffer): (Int, Int) = {
     val body = group.duplicate(); body.limit(body.limit() - 4)
     (group.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(group.limit() - 4), groupCrc(g, body))
   }

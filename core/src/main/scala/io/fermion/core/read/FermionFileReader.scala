@@ -704,7 +704,7 @@ object FermionFileReader {
     }
   }
 
-  /** Opens `columns` through the column directory (docs/format.md 15.2): its trailer (whose CRC
+  /** Opens `columns` through the column directory (docs/format.md 15.9): its trailer (whose CRC
     * covers the stripe directory and the footer), the entry groups of those columns, their schema
     * nodes; every piece checked by its CRC before it is used. */
   private def openThroughDirectory(
@@ -717,24 +717,21 @@ object FermionFileReader {
   ): FermionFileReader = {
     val path = input.path
     var extra = 0L
-    def read(offset: Long, len: Long): ByteBuffer = sliceAt(tail, tailStart, offset, len).getOrElse {
-      extra += len; input.readFully(offset, len.toInt)
-    }
+    // The bytes of `ranges`: from the tail where it holds them, the rest read at once.
     def readAll(ranges: IndexedSeq[ByteRange]): IndexedSeq[ByteBuffer] = {
-      val (inTail, rest) =
-        ranges.indices.partition(i => sliceAt(tail, tailStart, ranges(i).offset, ranges(i).length).nonEmpty)
+      val inTail = ranges.map(r => sliceAt(tail, tailStart, r.offset, r.length))
+      val rest = ranges.indices.filter(i => inTail(i).isEmpty)
       val fetched = rest.zip(input.readRanges(rest.map(ranges))).toMap
       extra += rest.map(i => ranges(i).length).sum
-      ranges.indices.map(i =>
-        if (inTail.contains(i)) sliceAt(tail, tailStart, ranges(i).offset, ranges(i).length).get else await(fetched(i))
-      )
+      ranges.indices.map(i => inTail(i).getOrElse(await(fetched(i))))
     }
     def invalid(at: Long, why: String) = new InvalidFermionFileException(path, at, why)
     val n = footer.numColumns
     columns.find(c => c < 0 || c >= n).foreach(c =>
       throw new IllegalArgumentException(s"column $c out of range 0..${n - 1} of $path")
     )
-    val cmbAreaStart = read(footer.citOffset, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0)
+    val cmbAreaStart =
+      readAll(IndexedSeq(ByteRange(footer.citOffset, 8)))(0).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0)
     val dirStart = dataAreaEnd(footer, cmbAreaStart)
     if (cmbAreaStart > footer.schemaOffset || dirStart < FileLayout.HeaderSize)
       throw invalid(
@@ -775,7 +772,7 @@ object FermionFileReader {
       ByteRange(dirStart + at, len)
     })).toMap
     if (options.verifyChecksums) groupBytes.foreach { case (g, b) =>
-      val (stored, actual) = ColumnDirectory.groupIntact(g, b)
+      val (stored, actual) = ColumnDirectory.groupCrcs(g, b)
       if (stored != actual)
         throw new FermionChecksumException(
           path,

@@ -3,6 +3,8 @@ package io.fermion.core.fuzz
 import java.nio.{ByteBuffer, ByteOrder}
 import java.util.zip.CRC32
 
+import io.fermion.core.layout.ColumnDirectory
+
 /** Makes damage invisible to checksums: recomputes every CRC of a mutated file over its mutated
   * bytes, so that only the reader's structural checks stand between the damage and the caller.
   * Page and bloom filter positions come from the valid original (damage may have moved or broken
@@ -82,19 +84,17 @@ object CrcFixer {
         if (nodeLength >= 0 && inFile(node, node + nodeLength))
           b.putInt(at + 24, crc(bytes, node.toInt, (node + nodeLength).toInt))
       }
-      val c = new CRC32
-      c.update(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, g))
-      c.update(bytes, groupAt, 32 * k)
-      b.putInt(groupAt + 32 * k, c.getValue.toInt)
+      b.putInt(groupAt + 32 * k, ColumnDirectory.groupCrc(g, ByteBuffer.wrap(bytes, groupAt, 32 * k)))
     }
     val stripeDir = b.getLong(footerAt + 16)
     val stripes = b.getInt(footerAt + 24).toLong
     if (stripes >= 0 && inFile(stripeDir, stripeDir + 24 * stripes)) {
-      val c = new CRC32
-      c.update(bytes, end.toInt - 24, 16)
-      c.update(bytes, stripeDir.toInt, 24 * stripes.toInt)
-      c.update(bytes, footerAt, 52)
-      b.putInt(end.toInt - 8, c.getValue.toInt)
+      val crc = ColumnDirectory.trailerCrc(
+        ByteBuffer.wrap(bytes, end.toInt - 24, 16),
+        ByteBuffer.wrap(bytes, stripeDir.toInt, 24 * stripes.toInt),
+        java.util.Arrays.copyOfRange(bytes, footerAt, footerAt + 52)
+      )
+      b.putInt(end.toInt - 8, crc)
     }
   }
 
