@@ -156,7 +156,7 @@ def test_take_from_pages_in_zstd_blocks_and_packed_pages_equals_the_scan(spark, 
         for st in c["streams"]:
             if st["stream_type"] == "DATA":
                 codecs[st["node"]] = (st["codecs"], st["encodings"])
-    assert codecs["s"][0].get("zstd-blocks", 0) > 0, codecs
+    assert codecs["s"][0].get("zstd-blocks", 0) + codecs["s"][0].get("zstd-primed-blocks", 0) > 0, codecs
     assert codecs["vec.element"][1].get("for", 0) > 0 and codecs["vec.element"][0].get("none", 0) > 0, codecs
     everything = scan(spark, path).orderBy("id").collect()
     rnd = random.Random(9)
@@ -164,3 +164,39 @@ def test_take_from_pages_in_zstd_blocks_and_packed_pages_equals_the_scan(spark, 
     got = FermionDataset(spark, path).take(picks, columns=["id", "s", "vec"]).collect()
     assert [(r["id"], r["s"], r["vec"]) for r in got] == \
         [(everything[p]["id"], everything[p]["s"], everything[p]["vec"]) for p in picks]
+
+
+def _string_codecs(spark, path):
+    import glob
+    from fermion_spark.tools import inspect
+    codecs = {}
+    for f in glob.glob(path + "/data/*.fermion"):
+        for c in inspect(f, spark=spark)["columns"]:
+            for st in c["streams"]:
+                if st["node"] == "s" and st["stream_type"] == "DATA":
+                    for k, v in st["codecs"].items():
+                        codecs[k] = codecs.get(k, 0) + v
+    return codecs
+
+
+def test_primed_blocks_store_text_smaller_and_a_take_equals_the_scan(spark, tmp_path):
+    """Text whose words repeat across a page (like TPC-H comments): by default the blocks after a
+    page's first are primed with it (zstd-primed-blocks), smaller than blocks alone
+    (`compressionBlockPrime = false`); a take returns the scan's rows either way."""
+    # Words of 8 hex digits from a vocabulary of 2,000: more than one 16 KiB block holds.
+    df = spark.range(0, 30000, 1, 1).selectExpr(
+        "id", "concat_ws(' ', transform(sequence(0, cast(pmod(id, 7) as int) + 3), "
+        "i -> substr(sha2(cast(pmod(hash(id, i), 2000) as string), 256), 1, 8))) as s")
+    sizes = {}
+    for prime in ("true", "false"):
+        path = str(tmp_path / f"prime-{prime}")
+        df.write.format("fermion").option("compressionBlockPrime", prime).save(path)
+        codecs = _string_codecs(spark, path)
+        assert (codecs.get("zstd-primed-blocks", 0) > 0) == (prime == "true"), codecs
+        sizes[prime] = spark._jvm.org.apache.hadoop.fs.Path(path + "/data").getFileSystem(
+            spark._jsc.hadoopConfiguration()).getContentSummary(spark._jvm.org.apache.hadoop.fs.Path(path + "/data")).getLength()
+        everything = scan(spark, path).orderBy("id").collect()
+        picks = [5, 17000, 29999, 17000, 123]
+        got = FermionDataset(spark, path).take(picks, columns=["id", "s"]).collect()
+        assert [(r["id"], r["s"]) for r in got] == [(everything[p]["id"], everything[p]["s"]) for p in picks]
+    assert sizes["true"] < sizes["false"], sizes

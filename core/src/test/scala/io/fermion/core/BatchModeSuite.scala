@@ -105,7 +105,7 @@ class BatchModeSuite extends AnyFunSuite {
     assert(all.size == expected.size && all.map(_(0)) == expected.map(e => Long.box(e._1)))
     val r = TestFiles.open(dir.resolve("b.fermion"))
     try {
-      assert(r.footer.minor == 5 && (r.footer.settings & 2) != 0)
+      assert(r.footer.minor == io.fermion.core.layout.FormatVersion.Minor && (r.footer.settings & 2) != 0)
       assert(r.batchIndex.get.block.numStripes == r.numStripes)
     } finally r.close()
   }

@@ -20,9 +20,11 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.scalatest.funsuite.AnyFunSuite
 
-/** Pages compressed in independent blocks (`zstd-blocks`, `compressionBlockSize`): a take reads
-  * and decompresses only the blocks holding its values, returns the scan's rows, reads fewer bytes
-  * than with whole-page frames, and reports damage to a block or its table with a typed error. */
+/** Pages compressed in blocks (`compressionBlockSize`), primed with the page's first block
+  * (`zstd-primed-blocks`, the default) or alone (`zstd-blocks`): a take reads and decompresses only
+  * the blocks holding its values (and the first block, when primed), returns the scan's rows, reads
+  * fewer bytes than with whole-page frames, and reports damage to a block or its table with a
+  * typed error. */
 class TakeBlocksSuite extends AnyFunSuite {
   private val conf = new Configuration()
   private def f(name: String, t: ArrowType, children: Field*): Field =
@@ -35,36 +37,40 @@ class TakeBlocksSuite extends AnyFunSuite {
   private val schema = ArrowSchemaMapping.toFermion(new org.apache.arrow.vector.types.pojo.Schema(fields.asJava))
   private val rowCount = 20000
 
-  // Compressible values of varying lengths, with nulls at both levels of the list.
+  // Compressible values of varying lengths, with nulls at both levels of the list; the strings draw
+  // words from a vocabulary larger than a block holds, so that a prime helps.
   private val rows: IndexedSeq[IndexedSeq[Any]] = {
     val rnd = new Random(5)
+    val vocabulary = IndexedSeq.fill(300)(Seq.fill(3 + rnd.nextInt(8))(('a' + rnd.nextInt(26)).toChar).mkString)
     IndexedSeq.tabulate(rowCount) { i =>
       IndexedSeq(
         if (i % 17 == 0) null else (rnd.nextInt(5000) * 7L),
-        if (i % 13 == 0) null else s"row-$i-" + "ab" * rnd.nextInt(12),
+        if (i % 13 == 0) null
+        else s"row-$i " + Seq.fill(rnd.nextInt(5))(vocabulary(rnd.nextInt(vocabulary.size))).mkString(" "),
         if (i % 11 == 0) null else Seq.fill(rnd.nextInt(24))(if (rnd.nextInt(9) == 0) null else rnd.nextInt(50).toFloat)
       )
     }
   }
 
   /** A one-file dataset of `rows`: PLAIN pages of 8,192 values, compressed in blocks of `blockSize`. */
-  private def dataset(blockSize: Int, checksums: Boolean = true, opts: Option[WriterOptions] = None): FermionDataset =
-    datasetAndFile(blockSize, checksums, opts)._1
-
-  private val files = scala.collection.mutable.Map.empty[String, String]
-
-  private def datasetAndFile(
+  private def dataset(
       blockSize: Int,
-      checksums: Boolean,
-      given: Option[WriterOptions]
-  ): (FermionDataset, String) = {
-    val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-take-blocks").resolve("t").toUri), conf)
-    val opts = given.getOrElse(WriterOptions(
+      checksums: Boolean = true,
+      opts: Option[WriterOptions] = None,
+      prime: Boolean = true
+  ): FermionDataset =
+    datasetAndFile(opts.getOrElse(WriterOptions(
       compressionBlockSize = blockSize,
+      compressionBlockPrime = prime,
       encodings = EncodingSet.PlainOnly,
       stripeMaxRows = 12000,
       pageChecksums = checksums
-    ))
+    )))._1
+
+  private val files = scala.collection.mutable.Map.empty[String, String]
+
+  private def datasetAndFile(opts: WriterOptions): (FermionDataset, String) = {
+    val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-take-blocks").resolve("t").toUri), conf)
     val (rel, path) = ds.newDataFile()
     val w = FermionFileWriter.create(path, conf, schema, opts)
     val root = NestedData.root(fields, rows)
@@ -111,34 +117,59 @@ class TakeBlocksSuite extends AnyFunSuite {
     } finally { scan.close(); allocator.close() }
   }
 
+  private val blockCodecs = Set("zstd-blocks", "zstd-primed-blocks")
+
   /** Pages of `node` (a dotted path) by codec, and the first page in blocks: (offset, bytes). */
   private def pagesOf(file: String, node: String): (Map[String, Int], Option[(Long, Long)]) = {
     val streams = FileInspector.inspect(file, conf).columns.flatMap(_.streams)
       .filter(s => s.node == node && s.streamType == "DATA")
-    val blocked = streams.flatMap(_.chunks).flatMap(_.pages).find(_.header.exists(_.codec == "zstd-blocks"))
+    val blocked = streams.flatMap(_.chunks).flatMap(_.pages).find(_.header.exists(h => blockCodecs(h.codec)))
     (streams.map(_.codecs).reduce(_ ++ _), blocked.map(p => (p.offset, p.bytes)))
   }
 
-  test("every column's large pages are compressed in blocks, and a take of them returns the scan's rows") {
-    val ds = dataset(blockSize = 1024)
-    val file = dataFile(ds)
-    for (node <- Seq("id", "s", "vec.element")) {
-      val (codecs, _) = pagesOf(file, node)
-      assert(codecs.getOrElse("zstd-blocks", 0) > 0, s"$node: $codecs")
-    }
-    val all = scanAll(ds)
-    assert(all == rows.map(_.map(v => TestFiles.normalize(toJava(v)))), "the scan reads back what was written")
-    val rnd = new Random(3)
-    for (k <- Seq(1, 2, 10, 100, 1000)) {
-      // Duplicates and neighbours included: adjacent rows share blocks.
-      val picks = Array.fill(k)(rnd.nextInt(rowCount).toLong) ++ Array(0L, 0L, 1L, (rowCount - 1).toLong)
-      val (got, _) = take(ds, picks)
-      assert(got == picks.toSeq.map(p => all(p.toInt)), s"take of $k rows")
+  private def dataBytes(file: String, node: String): Long = FileInspector.inspect(file, conf).columns
+    .flatMap(_.streams).filter(s => s.node == node && s.streamType == "DATA").map(_.bytes).sum
+
+  for (prime <- Seq(true, false)) {
+    val codec = if (prime) "zstd-primed-blocks" else "zstd-blocks"
+    test(s"every column's large pages are compressed in blocks ($codec), and a take of them returns the scan's rows") {
+      val ds = dataset(blockSize = 1024, prime = prime)
+      val file = dataFile(ds)
+      for (node <- Seq("id", "s", "vec.element")) {
+        val (codecs, _) = pagesOf(file, node)
+        // Primed where the prime makes a page smaller (the strings), alone elsewhere.
+        assert(codecs.keySet.intersect(blockCodecs).nonEmpty, s"$node: $codecs")
+        assert(prime == codecs.contains("zstd-primed-blocks") || node != "s", s"$node: $codecs")
+        assert(prime || !codecs.contains("zstd-primed-blocks"), s"$node: $codecs")
+      }
+      val all = scanAll(ds)
+      assert(all == rows.map(_.map(v => TestFiles.normalize(toJava(v)))), "the scan reads back what was written")
+      val rnd = new Random(3)
+      for (k <- Seq(1, 2, 10, 100, 1000)) {
+        // Duplicates and neighbours included: adjacent rows share blocks.
+        val picks = Array.fill(k)(rnd.nextInt(rowCount).toLong) ++ Array(0L, 0L, 1L, (rowCount - 1).toLong)
+        val (got, _) = take(ds, picks)
+        assert(got == picks.toSeq.map(p => all(p.toInt)), s"take of $k rows")
+      }
     }
   }
 
+  test(
+    "primed blocks store the strings in 5 % fewer bytes than blocks alone; a take of a later block also reads the first"
+  ) {
+    val primed = dataset(blockSize = 1024)
+    val alone = dataset(blockSize = 1024, prime = false)
+    val (p, a) = (dataBytes(dataFile(primed), "s"), dataBytes(dataFile(alone), "s"))
+    assert(p * 20 < a * 19, s"primed: $p bytes, alone: $a bytes")
+    // Row 8000 lies in a later block of the first page: primed, its take reads block 0 as well.
+    val (rowsPrimed, bytesPrimed) = take(primed, Array(8000L))
+    val (rowsAlone, bytesAlone) = take(alone, Array(8000L))
+    assert(rowsPrimed == rowsAlone && rowsPrimed == IndexedSeq(scanAll(alone)(8000)))
+    assert(bytesPrimed > bytesAlone, s"primed take: $bytesPrimed bytes, alone: $bytesAlone bytes")
+  }
+
   test("a take reads fewer bytes from pages in blocks than from whole-page zstd frames, with the same rows") {
-    val blocked = dataset(blockSize = 1024)
+    val blocked = dataset(blockSize = 1024, prime = false)
     val whole = dataset(blockSize = 0)
     val (_, wholeCodec) = pagesOf(dataFile(whole), "s")
     assert(wholeCodec.isEmpty, "blockSize 0 writes no page in blocks")
@@ -177,8 +208,8 @@ class TakeBlocksSuite extends AnyFunSuite {
   }
 
   /** The file of a fresh dataset with `edit(bytes, pageOffset)` applied to its first `s` page in blocks. */
-  private def damaged(checksums: Boolean)(edit: (Array[Byte], Int) => Unit): FermionDataset = {
-    val ds = dataset(blockSize = 1024, checksums = checksums)
+  private def damaged(checksums: Boolean, prime: Boolean = true)(edit: (Array[Byte], Int) => Unit): FermionDataset = {
+    val ds = dataset(blockSize = 1024, checksums = checksums, prime = prime)
     val file = dataFile(ds)
     val (_, Some((offset, _))) = pagesOf(file, "s"): @unchecked
     val local = Paths.get(new Path(file).toUri)
@@ -188,19 +219,32 @@ class TakeBlocksSuite extends AnyFunSuite {
     ds
   }
 
+  /** Flips a bit in block `b` of the page at `page`. */
+  private def flipBlock(b: Int)(bytes: Array[Byte], page: Int): Unit = {
+    val table = page + 20
+    val le = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN)
+    val n = le.getInt(table + 4)
+    val at = table + 8 + 8 * n + (0 until b).map(i => le.getInt(table + 8 + 8 * i)).sum
+    bytes(at + 3) = (bytes(at + 3) ^ 0x40).toByte
+  }
+
   test("a damaged block fails a take with a checksum error naming the block, and a scan with the page's") {
-    val ds = damaged(checksums = true) { (bytes, page) =>
-      val table = page + 20
-      val n = ByteBuffer.wrap(bytes, table + 4, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
-      val firstBlock = table + 8 + 8 * n
-      bytes(firstBlock + 3) = (bytes(firstBlock + 3) ^ 0x40).toByte
-    }
+    val ds = damaged(checksums = true, prime = false)(flipBlock(0))
     // Row 0's `s` is null (no bytes): row 1's value starts block 0.
     val e = intercept[FermionChecksumException](take(ds, Array(1L)))
     assert(e.getMessage.contains("block"), e.getMessage)
     intercept[FermionChecksumException](scanAll(ds))
     // Rows of other blocks of the page are still readable by a take.
     assert(take(ds, Array(8000L))._1.size == 1)
+  }
+
+  test("primed blocks: a damaged first block fails a take of any later block; a damaged later block only its own") {
+    val first = damaged(checksums = true)(flipBlock(0))
+    val e = intercept[FermionChecksumException](take(first, Array(8000L)))
+    assert(e.getMessage.contains("block"), e.getMessage)
+    intercept[FermionChecksumException](scanAll(first))
+    val second = damaged(checksums = true)(flipBlock(1))
+    assert(take(second, Array(1L, 8000L))._1.size == 2)
   }
 
   test("a take of a file written without page CRCs reads it (nothing to verify)") {

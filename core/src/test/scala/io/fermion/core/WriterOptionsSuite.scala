@@ -101,4 +101,41 @@ class WriterOptionsSuite extends AnyFunSuite {
       assert(autoSize < mixedSize)
     } finally root.close()
   }
+
+  test(
+    "sorted keys with duplicates get DELTA pages compressed with zstd when that stores 1/8 less than the chosen encoding"
+  ) {
+    // Keys as TPC-H's l_orderkey: each repeated 1 to 7 times, increasing by 1 or, every 8th key, by 25.
+    val rnd = new scala.util.Random(4)
+    val keys =
+      Iterator.iterate(1L)(k => if (k % 8 == 0) k + 25 else k + 1).flatMap(k => Iterator.fill(1 + rnd.nextInt(7))(k))
+        .take(40000).toIndexedSeq
+    val fields = Seq(
+      ArrowTestData.field("key", new ArrowType.Int(64, true)),
+      ArrowTestData.field("noise", new ArrowType.Int(64, true))
+    )
+    val rows = keys.map(k => IndexedSeq[Any](k, rnd.nextInt(1 << 20).toLong))
+    def columnsOf(o: WriterOptions): Map[String, (Long, Map[String, Int], Map[String, Int])] = {
+      val root = NestedData.root(fields, rows)
+      try {
+        val f = tempDir("fermion-delta").resolve("t.fermion")
+        write(f, root, o)
+        assert(readAll(f) == IndexedSeq(column(root.getVector(0)), column(root.getVector(1))))
+        io.fermion.core.inspect.FileInspector.inspect(f.toString, new org.apache.hadoop.conf.Configuration())
+          .columns.map { c =>
+            val data = c.streams.filter(_.streamType == "DATA")
+            c.name -> (data.map(_.bytes).sum, data.map(_.encodings).reduce(_ ++ _), data.map(_.codecs).reduce(_ ++ _))
+          }.toMap
+      } finally root.close()
+    }
+    val auto = columnsOf(WriterOptions(pageRows = 8192))
+    val noDelta = columnsOf(WriterOptions(pageRows = 8192, encodings = EncodingSet.parse("rle,bitpack,for,dictionary")))
+    val uncompressed = columnsOf(WriterOptions(pageRows = 8192, compression = PageCodec.None))
+    assert(auto("key")._2.keySet == Set("delta") && auto("key")._3.keySet == Set("zstd"), auto("key"))
+    assert(auto("key")._1 * 8 <= noDelta("key")._1 * 7, s"${auto("key")} vs ${noDelta("key")}")
+    // Without compression the DELTA body is larger than RLE's, so RLE stays.
+    assert(uncompressed("key")._2.keySet == Set("rle"), uncompressed("key"))
+    // Values that do not repeat keep their encoding.
+    assert(!auto("noise")._2.contains("delta") && auto("noise") == noDelta("noise"), auto("noise"))
+  }
 }

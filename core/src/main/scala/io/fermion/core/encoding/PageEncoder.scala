@@ -16,6 +16,10 @@ final private[core] class PageEncoder {
   private var third = new Array[Long](0)
   private val longDict = new LongDictionaryBuilder
   private val bytesDict = new BytesDictionaryBuilder
+  // The last fixed-width page's values (in `values`), for [[encodeLastAsDelta]].
+  private var lastN = 0
+  private var lastMaxZz = 0L
+  private var lastRepeats = false
 
   private def longs(n: Int): Array[Long] = {
     if (values.length < n) values = new Array[Long](math.max(n, values.length * 2)); values
@@ -30,6 +34,7 @@ final private[core] class PageEncoder {
   /** Encodes `n` fixed-width values from `src(off until off + n * width)` into `out` and returns the
     * encoding id. */
   def encodeFixed(src: Array[Byte], off: Int, n: Int, width: Int, allowed: EncodingSet, out: GrowableBytes): Int = {
+    lastRepeats = false
     if (n == 0 || width > 8) return encodeWideFixed(src, off, n, width, allowed, out)
     val v = longs(n)
     PlainValues.readSigned(src, off, n, width, v)
@@ -50,6 +55,7 @@ final private[core] class PageEncoder {
       if (java.lang.Long.compareUnsigned(zz, maxZz) > 0) maxZz = zz
       i += 1
     }
+    lastN = n; lastMaxZz = maxZz; lastRepeats = runs.toLong * 2 <= n
     val plainAllowed = allowed.ids.contains(PageEncoding.Plain)
     val candidates = new Candidates(plainAllowed)
     val deltas = n - 1
@@ -96,12 +102,7 @@ final private[core] class PageEncoder {
         out.putLong(v(0))
         val d = deltasOf(v, n)
         writeFor(d, deltas, if (deltas == 0) 0L else minD, if (deltas == 0) 0L else maxD, out)
-      case PageEncoding.Delta =>
-        out.putLong(v(0))
-        val d = deltasOf(v, n)
-        i = 0
-        while (i < deltas) { val x = d(i); d(i) = (x << 1) ^ (x >> 63); i += 1 }
-        val w = BitPacking.bitWidth(maxZz); out.putByte(w); BitPacking.pack(d, deltas, 0L, w, out)
+      case PageEncoding.Delta => writeDelta(v, n, maxZz, out)
       case PageEncoding.Dictionary =>
         out.putInt(dictSize)
         val entries = longDict.entries
@@ -115,6 +116,29 @@ final private[core] class PageEncoder {
       case _ => out.putBytes(src, off, n * width)
     }
     candidates.best
+  }
+
+  /** Whether the last fixed-width page is worth a DELTA body beside its chosen one when pages are
+    * compressed: at least half of its values repeat their predecessor (sorted keys with duplicates),
+    * whose runs RLE stores at the full width of their values while zstd packs their differences
+    * (mostly 0 and a few small steps) into a few bits. The caller compresses both and keeps the
+    * smaller. */
+  def lastMayCompressAsDelta(allowed: EncodingSet): Boolean =
+    lastRepeats && lastN > 1 && allowed.allows(PageEncoding.Delta)
+
+  /** Writes the last fixed-width page as a DELTA body into `out`; returns the encoding. */
+  def encodeLastAsDelta(out: GrowableBytes): Int = {
+    writeDelta(values, lastN, lastMaxZz, out)
+    PageEncoding.Delta
+  }
+
+  /** i64 first value, u8 bit width, zigzag differences packed. */
+  private def writeDelta(v: Array[Long], n: Int, maxZz: Long, out: GrowableBytes): Unit = {
+    out.putLong(v(0))
+    val d = deltasOf(v, n)
+    var i = 0
+    while (i < n - 1) { val x = d(i); d(i) = (x << 1) ^ (x >> 63); i += 1 }
+    val w = BitPacking.bitWidth(maxZz); out.putByte(w); BitPacking.pack(d, n - 1, 0L, w, out)
   }
 
   /** Width 16 (decimal128) and empty pages: PLAIN or CONSTANT. */

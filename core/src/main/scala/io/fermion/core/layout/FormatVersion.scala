@@ -10,8 +10,9 @@ package io.fermion.core.layout
   * codec zstd-blocks (2), which a 1.3 reader reports as "unknown page codec"; 1.5 added the column
   * directory before the first CMB (settings bit 2), which 1.4 readers ignore except that in a
   * batch-mode file they no longer find the batch index where they look for it (they reject batch
-  * lookups as an invalid file, and read every column). */
+  * lookups as an invalid file, and read every column); 1.6 added the page codec zstd-primed-blocks
+  * (3), which a 1.5 reader reports as "unknown page codec". */
 private[core] object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 5
+  val Minor: Int = 6
 }

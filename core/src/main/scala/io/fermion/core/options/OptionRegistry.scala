@@ -61,6 +61,15 @@ object OptionRegistry {
     val n = if (v.trim == "0") 0L else bytes(Int.MaxValue)(v)
     within(n == 0 || (n >= 1024 && n <= (64 << 20)), "must be 0 or between 1 KiB and 64 MiB")(n.toInt)
   }
+  val CompressionBlockPrime: OptionSpec[Boolean] = spec(
+    "compressionBlockPrime",
+    Write,
+    "`true`",
+    "blocks after a page's first are compressed with the first block's bytes as a zstd dictionary " +
+      "(`zstd-primed-blocks`, 10-20 % smaller on text); a take then decompresses the first block beside its own. " +
+      "`false`: each block alone",
+    perColumn = true
+  )(bool)
   val Encodings: OptionSpec[EncodingSet] = spec(
     "encodings",
     Write,
@@ -356,6 +365,7 @@ object OptionRegistry {
     Compression,
     CompressionLevel,
     CompressionBlockSize,
+    CompressionBlockPrime,
     Encodings,
     PageSize,
     PageRows,

@@ -136,19 +136,29 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
               "zstd page does not decompress to its recorded length"
             )
           DecodedPage(raw, 0, h.uncompressedLength, h.valueCount, h.encoding)
-        case PageCodec.ZstdBlocks =>
+        case PageCodec.ZstdBlocks | PageCodec.ZstdPrimedBlocks =>
           val table = PageDecoder.blockTable(path, fileOffset, chunk, payloadAt, h)
           val raw = scratchOf(h.uncompressedLength)
-          var i = 0
-          while (i < table.blocks) {
-            if (!ZstdBlocks.decodeBlock(table, i, arr, arrOff + table.starts(i), raw, i * table.blockSize))
-              throw new InvalidFermionFileException(
-                path,
-                fileOffset,
-                s"block $i of a zstd-blocks page does not decompress to its ${table.rawSize(i)} bytes"
-              )
-            i += 1
+          var prime: PageCodec.PrimedDecompressor = null
+          def primeOf: PageCodec.PrimedDecompressor = {
+            if (prime == null) prime = ZstdBlocks.prime(table, raw, 0) match {
+              case Right(p) => p
+              case Left(why) => throw new InvalidFermionFileException(path, fileOffset, why)
+            }
+            prime
           }
+          try {
+            var i = 0
+            while (i < table.blocks) {
+              if (!ZstdBlocks.decodeBlock(table, i, arr, arrOff + table.starts(i), raw, i * table.blockSize, primeOf))
+                throw new InvalidFermionFileException(
+                  path,
+                  fileOffset,
+                  s"block $i of a ${PageCodec.name(h.codec)} page does not decompress to its ${table.rawSize(i)} bytes"
+                )
+              i += 1
+            }
+          } finally if (prime != null) prime.close()
           DecodedPage(raw, 0, h.uncompressedLength, h.valueCount, h.encoding)
         case other => throw new InvalidFermionFileException(path, fileOffset, s"unknown page codec $other")
       }
@@ -237,7 +247,14 @@ private[core] object PageDecoder {
   /** The block table of the `zstd-blocks` page with header `h` whose payload starts at `b(at)`,
     * with all of the table's bytes at hand. */
   def blockTable(path: String, fileOffset: Long, b: ByteBuffer, at: Int, h: PageHeader): ZstdBlocks.Table =
-    ZstdBlocks.parseTable(b, at, b.limit() - at, h.storedLength, h.uncompressedLength) match {
+    ZstdBlocks.parseTable(
+      b,
+      at,
+      b.limit() - at,
+      h.storedLength,
+      h.uncompressedLength,
+      h.codec == PageCodec.ZstdPrimedBlocks
+    ) match {
       case Right(Some(t)) => t
       case Right(None) => throw new InvalidFermionFileException(path, fileOffset, "zstd-blocks table is cut short")
       case Left(why) => throw new InvalidFermionFileException(path, fileOffset, why)

@@ -2,7 +2,7 @@ package io.fermion.core.scan
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-import io.fermion.core.codec.ZstdBlocks
+import io.fermion.core.codec.{PageCodec, ZstdBlocks}
 import io.fermion.core.encoding.PageValues
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, PageHeader, StreamType}
@@ -295,7 +295,7 @@ final private[scan] class FileTake(
         if (end - pos < PageHeader.Size + 4) return None
         val h = PageHeader.decode(chunk, pos)
         if (
-          h.encoding != PageEncoding.Constant || h.codec != io.fermion.core.codec.PageCodec.None ||
+          h.encoding != PageEncoding.Constant || h.codec != PageCodec.None ||
           h.storedLength != 4 || h.valueCount < 0
         ) return None
         val v = chunk.getInt(pos + PageHeader.Size)
@@ -435,14 +435,15 @@ final private[scan] class FileTake(
               s"page of `${field.name}` stores ${h.storedLength} bytes where its PageMeta says ${d.length - PageHeader.Size}"
             )
           if (
-            h.codec == io.fermion.core.codec.PageCodec.ZstdBlocks && h.encoding == PageEncoding.Plain &&
-            h.uncompressedLength.toLong == d.plainBytes
+            (h.codec == PageCodec.ZstdBlocks || h.codec == PageCodec.ZstdPrimedBlocks) &&
+            h.encoding == PageEncoding.Plain && h.uncompressedLength.toLong == d.plainBytes
           ) ZstdBlocks.parseTable(
             prefix,
             PageHeader.Size,
             prefix.limit() - PageHeader.Size,
             h.storedLength,
-            h.uncompressedLength
+            h.uncompressedLength,
+            h.codec == PageCodec.ZstdPrimedBlocks
           ) match {
             case Left(why) => throw new InvalidFermionFileException(path, d.offset, why)
             case Right(None) => d.wholeAfterProbe = true
@@ -456,6 +457,8 @@ final private[scan] class FileTake(
                   while (b <= t.blockOf(until - 1)) { needed(b) = true; b += 1 }
                 }
               }
+              // A primed block decompresses with block 0's bytes: block 0 is read too.
+              if (needed.indices.exists(t.needsPrime)) needed(0) = true
               d.blocks = t
               d.neededBlocks = needed.indices.filter(needed(_)).toArray
           }
@@ -471,7 +474,7 @@ final private[scan] class FileTake(
     private def packedPage(d: DataRead, h: PageHeader, prefix: ByteBuffer): Option[PackedPage] = {
       val w = d.width
       val fixed = w == 1 || w == 2 || w == 4 || w == 8
-      if (!fixed || h.codec != io.fermion.core.codec.PageCodec.None || d.plainBytes / w != h.valueCount) None
+      if (!fixed || h.codec != PageCodec.None || d.plainBytes / w != h.valueCount) None
       else {
         val (reference, bits, wordsAt) = h.encoding match {
           case PageEncoding.For => (prefix.getLong(PageHeader.Size), prefix.get(PageHeader.Size + 8) & 0xff, 9)
@@ -600,12 +603,13 @@ final private[scan] class FileTake(
           f(d.slots(k), d.firstWanted + k, unpack(n, d, k, run, fetched), 0, run)
         }
         else if (d.partial || d.blocks != null) {
+          val blockBody = if (d.blocks != null) new BlockBody(fetched, d, n.field.name) else null
           val body: (Long, Long) => Array[Byte] =
-            if (d.blocks != null) new BlockBody(fetched, d, n.field.name)
+            if (blockBody != null) blockBody
             else {
               val h = PageHeader.decode(fetched(d.offset, PageHeader.Size), 0)
               if (
-                h.codec != io.fermion.core.codec.PageCodec.None || h.encoding != PageEncoding.Plain ||
+                h.codec != PageCodec.None || h.encoding != PageEncoding.Plain ||
                 h.storedLength != d.length - PageHeader.Size
               )
                 throw new InvalidFermionFileException(
@@ -619,11 +623,12 @@ final private[scan] class FileTake(
                 bytes
               }
             }
-          n.foreachRun(d) { (k, run) =>
-            val slot = d.slots(k)
-            val bytes = body(n.valueBytes(d, slot)._1, n.valueBytes(d, d.slots(k + run - 1))._2)
-            f(slot, d.firstWanted + k, bytes, 0, run)
-          }
+          try n.foreachRun(d) { (k, run) =>
+              val slot = d.slots(k)
+              val bytes = body(n.valueBytes(d, slot)._1, n.valueBytes(d, d.slots(k + run - 1))._2)
+              f(slot, d.firstWanted + k, bytes, 0, run)
+            }
+          finally if (blockBody != null) blockBody.close()
         } else {
           var k = 0
           var first = d.firstSlot
@@ -689,6 +694,19 @@ final private[scan] class FileTake(
       private val t = d.blocks
       private val decoded = new Array[Array[Byte]](t.blocks)
 
+      private var primer: PageCodec.PrimedDecompressor = null
+
+      private def prime: PageCodec.PrimedDecompressor = {
+        if (primer == null) primer = ZstdBlocks.prime(t, block(0), 0) match {
+          case Right(p) => p
+          case Left(why) => throw new InvalidFermionFileException(path, d.offset, s"`$name`: $why")
+        }
+        primer
+      }
+
+      /** Releases the native prime, once the page's values are copied out. */
+      def close(): Unit = if (primer != null) { primer.close(); primer = null }
+
       private def block(i: Int): Array[Byte] = {
         if (decoded(i) == null) {
           val at = d.offset + PageHeader.Size + t.starts(i)
@@ -700,11 +718,11 @@ final private[scan] class FileTake(
               throw new io.fermion.core.errors.FermionChecksumException(path, at, "block", t.crcs(i), actual)
           }
           val raw = new Array[Byte](t.rawSize(i))
-          if (!ZstdBlocks.decodeBlock(t, i, stored, 0, raw, 0))
+          if (!ZstdBlocks.decodeBlock(t, i, stored, 0, raw, 0, prime))
             throw new InvalidFermionFileException(
               path,
               at,
-              s"block $i of a zstd-blocks page of `$name` does not decompress to its ${raw.length} bytes"
+              s"block $i of a ${PageCodec.name(if (t.primed) PageCodec.ZstdPrimedBlocks else PageCodec.ZstdBlocks)} page of `$name` does not decompress to its ${raw.length} bytes"
             )
           decoded(i) = raw
         }

@@ -12,12 +12,16 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * encoding [[PageEncoder]] picks among the column's allowed ones, then the column's codec, kept
   * only when it pays: the compressed payload must be at most 7/8 of the encoded one, otherwise
   * the page is stored encoded and the reader skips decompression. A body larger than the column's
-  * `compressionBlockSize` is compressed in blocks ([[ZstdBlocks]]). */
+  * `compressionBlockSize` is compressed in blocks ([[ZstdBlocks]]), those after the first primed
+  * with it. */
 final private[core] class PageWriter(out: PositionedOutputFile) {
   private val crc = new CRC32
   private val encoder = new PageEncoder
   private val encoded = new GrowableBytes(1 << 16)
   private val blocked = new GrowableBytes(1 << 16)
+  // A second candidate body and its blocks (see writeFixed).
+  private val alternative = new GrowableBytes(1 << 16)
+  private val alternativeBlocked = new GrowableBytes(1 << 16)
   private val counts = new Array[Long](PageEncoding.all.size)
 
   /** How many pages were written with each encoding (for tests and benchmarks). */
@@ -28,9 +32,22 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
     emit(encoder.encodeBitmap(bits, byteOff, n, col.encodings, encoded), n, col)
   }
 
+  /** A fixed-width page of repeated values (sorted keys) also gets a DELTA body, compressed: it is
+    * kept when its stored size is at most 7/8 of the chosen encoding's (the bar zstd itself must
+    * clear, 2.6), since it costs a decompression and a take reads the page whole. */
   def writeFixed(bytes: Array[Byte], off: Int, n: Int, width: Int, col: ColumnWriteOptions): Int = {
     encoded.clear()
-    emit(encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded), n, col)
+    val chosen = encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded)
+    val first = store(encoded, blocked, col)
+    if (
+      chosen != PageEncoding.Delta && col.compression != PageCodec.None && encoder.lastMayCompressAsDelta(col.encodings)
+    ) {
+      alternative.clear()
+      val delta = encoder.encodeLastAsDelta(alternative)
+      val second = store(alternative, alternativeBlocked, col)
+      if (second.length.toLong * 8 <= first.length.toLong * 7) return write(delta, n, alternative, second, col)
+    }
+    write(chosen, n, encoded, first, col)
   }
 
   def writeVariable(
@@ -46,38 +63,46 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   }
 
   /** Writes the encoded page and returns its size on disk (header included). */
-  private def emit(encoding: Int, valueCount: Int, col: ColumnWriteOptions): Int = {
-    val len = encoded.length
-    var codec = PageCodec.None
-    var stored = encoded.array
-    var storedLen = len
-    if (col.compression != PageCodec.None && len > 64) {
-      val (c, cLen, cCodec) =
-        if (col.compressionBlockSize > 0 && len > col.compressionBlockSize) {
-          ZstdBlocks.compress(
-            encoded.array,
-            0,
-            len,
-            col.compressionBlockSize,
-            col.compressionLevel,
-            col.pageChecksums,
-            blocked
-          )
-          (blocked.array, blocked.length, PageCodec.ZstdBlocks)
-        } else {
-          val c = PageCodec.compress(col.compression, encoded.array, 0, len, col.compressionLevel)
-          (c, c.length, col.compression)
-        }
-      // Kept only when it saves 1/8: less does not pay for the decompression, nor for the lost
-      // random access (an uncompressed PLAIN page serves a take with just the requested values).
-      if (cLen.toLong * 8 <= len.toLong * 7) { codec = cCodec; stored = c; storedLen = cLen }
-    }
+  private def emit(encoding: Int, valueCount: Int, col: ColumnWriteOptions): Int =
+    write(encoding, valueCount, encoded, store(encoded, blocked, col), col)
+
+  /** A body as stored: its bytes at `array(0 until length)` and the codec that made them. */
+  final private case class Stored(array: Array[Byte], length: Int, codec: Int)
+
+  /** `body` compressed with the column's codec (in blocks into `blocks` when it is larger than
+    * the column's block size), or as it is. */
+  private def store(body: GrowableBytes, blocks: GrowableBytes, col: ColumnWriteOptions): Stored = {
+    val len = body.length
+    if (col.compression == PageCodec.None || len <= 64) return Stored(body.array, len, PageCodec.None)
+    val c =
+      if (col.compressionBlockSize > 0 && len > col.compressionBlockSize) {
+        val blockCodec = ZstdBlocks.compress(
+          body.array,
+          0,
+          len,
+          col.compressionBlockSize,
+          col.compressionLevel,
+          col.compressionBlockPrime,
+          col.pageChecksums,
+          blocks
+        )
+        Stored(blocks.array, blocks.length, blockCodec)
+      } else {
+        val c = PageCodec.compress(col.compression, body.array, 0, len, col.compressionLevel)
+        Stored(c, c.length, col.compression)
+      }
+    // Kept only when it saves 1/8: less does not pay for the decompression, nor for the lost
+    // random access (an uncompressed PLAIN page serves a take with just the requested values).
+    if (c.length.toLong * 8 <= len.toLong * 7) c else Stored(body.array, len, PageCodec.None)
+  }
+
+  private def write(encoding: Int, valueCount: Int, body: GrowableBytes, s: Stored, col: ColumnWriteOptions): Int = {
     val checksum = if (col.pageChecksums) {
-      crc.reset(); crc.update(stored, 0, storedLen); crc.getValue.toInt
+      crc.reset(); crc.update(s.array, 0, s.length); crc.getValue.toInt
     } else 0
-    out.write(PageHeader(storedLen, len, valueCount, checksum, codec, encoding).encode())
-    out.write(stored, 0, storedLen)
+    out.write(PageHeader(s.length, body.length, valueCount, checksum, s.codec, encoding).encode())
+    out.write(s.array, 0, s.length)
     counts(encoding) += 1
-    PageHeader.Size + storedLen
+    PageHeader.Size + s.length
   }
 }

@@ -18,6 +18,10 @@ final case class WriterOptions(
     /** zstd pages larger than this are compressed in independent blocks of this many bytes, so that
       * a take decompresses one block instead of the page (0: one zstd frame per page). */
     compressionBlockSize: Int = WriterOptions.DefaultCompressionBlockSize,
+    /** Blocks after a page's first are compressed with the first block's bytes as a zstd dictionary
+      * (`zstd-primed-blocks`): pages nearly as small as one frame, and a take decompresses the
+      * first block beside its own (false: each block alone, `zstd-blocks`). */
+    compressionBlockPrime: Boolean = true,
     pageChecksums: Boolean = true,
     encodings: EncodingSet = EncodingSet.All,
     columns: Map[String, ColumnOverrides] = Map.empty,
@@ -50,6 +54,7 @@ final case class WriterOptions(
       compression = pick(_.compression).getOrElse(compression),
       compressionLevel = pick(_.compressionLevel).getOrElse(compressionLevel),
       compressionBlockSize = pick(_.compressionBlockSize).getOrElse(compressionBlockSize),
+      compressionBlockPrime = pick(_.compressionBlockPrime).getOrElse(compressionBlockPrime),
       encodings = pick(_.encodings).getOrElse(encodings),
       pageSize = pick(_.pageSize).getOrElse(pageSize),
       pageRows = pick(_.pageRows).getOrElse(pageRows),
@@ -69,6 +74,7 @@ final case class ColumnWriteOptions(
     compression: Int,
     compressionLevel: Int,
     compressionBlockSize: Int,
+    compressionBlockPrime: Boolean,
     encodings: EncodingSet,
     pageSize: Int,
     pageRows: Int,
@@ -82,6 +88,7 @@ final case class ColumnOverrides(
     compression: Option[Int] = None,
     compressionLevel: Option[Int] = None,
     compressionBlockSize: Option[Int] = None,
+    compressionBlockPrime: Option[Boolean] = None,
     encodings: Option[EncodingSet] = None,
     pageSize: Option[Int] = None,
     pageRows: Option[Int] = None,
@@ -98,6 +105,7 @@ final case class ColumnOverrides(
     compression.orElse(other.compression),
     compressionLevel.orElse(other.compressionLevel),
     compressionBlockSize.orElse(other.compressionBlockSize),
+    compressionBlockPrime.orElse(other.compressionBlockPrime),
     encodings.orElse(other.encodings),
     pageSize.orElse(other.pageSize),
     pageRows.orElse(other.pageRows),
@@ -152,6 +160,7 @@ object WriterOptions {
       compression = get(Compression),
       compressionLevel = get(CompressionLevel),
       compressionBlockSize = get(CompressionBlockSize),
+      compressionBlockPrime = get(CompressionBlockPrime),
       encodings = get(Encodings),
       pageSize = get(PageSize),
       pageRows = get(PageRows),
@@ -182,6 +191,7 @@ object WriterOptions {
       compression = Compression.in(options).getOrElse(d.compression),
       compressionLevel = CompressionLevel.in(options).getOrElse(d.compressionLevel),
       compressionBlockSize = CompressionBlockSize.in(options).getOrElse(d.compressionBlockSize),
+      compressionBlockPrime = CompressionBlockPrime.in(options).getOrElse(d.compressionBlockPrime),
       pageChecksums = Checksum.in(options).getOrElse(d.pageChecksums),
       encodings = Encodings.in(options).getOrElse(d.encodings),
       columns = columns,

@@ -195,6 +195,19 @@ object CompatCorpus {
         dir,
         "zstd-blocks",
         ArrowTestData.randomRoot(flat, 5000, 108, pool = 50),
+        WriterOptions(
+          compressionBlockSize = 1024,
+          encodings = EncodingSet.PlainOnly,
+          stripeMaxRows = 2500,
+          compressionBlockPrime = false
+        )
+      )
+    // 1.6: the same pages with blocks primed by the page's first block (zstd-primed-blocks).
+    if (FormatVersion.Minor >= 6)
+      file(
+        dir,
+        "zstd-primed-blocks",
+        ArrowTestData.randomRoot(flat, 5000, 110, pool = 50),
         WriterOptions(compressionBlockSize = 1024, encodings = EncodingSet.PlainOnly, stripeMaxRows = 2500)
       )
     // 1.5: a file wide enough to be opened column by column through its column directory.

@@ -191,9 +191,11 @@ object FuzzShapes {
         ArrowTestData.randomRoot(flat.filter(f => Set("b", "i8", "s").contains(f.getName)), 9000, 10, 0.3),
         WriterOptions(stripeMaxRows = 9000, pageSize = 1024, compression = none)
       ),
-      // PLAIN pages of 8 KiB compressed in 1 KiB blocks (zstd-blocks, format 1.4), with and without CRCs.
+      // PLAIN pages of 8 KiB compressed in 1 KiB blocks, primed with the first (zstd-primed-blocks,
+      // format 1.6) and alone (zstd-blocks, 1.4), with and without CRCs.
       written("blocks", flatRoot(2000, 40, pool = 60), blocks),
-      written("blocks-nocrc", flatRoot(2000, 41, pool = 60), blocks.copy(pageChecksums = false))
+      written("blocks-nocrc", flatRoot(2000, 41, pool = 60), blocks.copy(pageChecksums = false)),
+      written("blocks-unprimed", flatRoot(2000, 42, pool = 60), blocks.copy(compressionBlockPrime = false))
     ) ++ Seq(
       PageEncoding.Constant,
       PageEncoding.Rle,
