@@ -166,6 +166,22 @@ class TakeBlocksSuite extends AnyFunSuite {
     val (rowsAlone, bytesAlone) = take(alone, Array(8000L))
     assert(rowsPrimed == rowsAlone && rowsPrimed == IndexedSeq(scanAll(alone)(8000)))
     assert(bytesPrimed > bytesAlone, s"primed take: $bytesPrimed bytes, alone: $bytesAlone bytes")
+    // A scan keeps the first blocks it decoded: its next take of that page reads only its own block,
+    // as many bytes as a take of the same page without a prime.
+    def secondTake(ds: FermionDataset): (IndexedSeq[IndexedSeq[AnyRef]], Long) = {
+      val allocator = new RootAllocator(Long.MaxValue)
+      val scan = Snapshot.open(ds.name, conf).scanBuilder().build()
+      try {
+        scan.takePositions(Array(8000L), conf, allocator).close()
+        val b = scan.takePositions(Array(8001L), conf, allocator)
+        try (rowsOf(b), b.metrics.bytesRead)
+        finally b.close()
+      } finally { scan.close(); allocator.close() }
+    }
+    val (again, againPrimed) = secondTake(primed)
+    val (againRows, againAlone) = secondTake(alone)
+    assert(again == againRows && again == IndexedSeq(scanAll(alone)(8001)))
+    assert(againPrimed <= againAlone, s"next take of the page: primed $againPrimed bytes, alone $againAlone bytes")
   }
 
   test("a take reads fewer bytes from pages in blocks than from whole-page zstd frames, with the same rows") {

@@ -103,7 +103,8 @@ class ZstdBlocksSuite extends AnyFunSuite {
   test("pages a prime does not make smaller are stored as zstd-blocks") {
     // Every block repeats within itself and shares nothing with block 0.
     val rnd = new Random(7)
-    val body = Array.tabulate(8)(_ => Array.fill(64)(rnd.nextInt(256).toByte)).flatMap(chunk => Array.fill(64)(chunk).flatten)
+    val body =
+      Array.tabulate(8)(_ => Array.fill(64)(rnd.nextInt(256).toByte)).flatMap(chunk => Array.fill(64)(chunk).flatten)
     val (codec, t, payload) = compress(body, 4096, primed = true)
     assert(codec == PageCodec.ZstdBlocks && t.blocks == 8)
     assert(decodeAll(t, payload).sameElements(body))

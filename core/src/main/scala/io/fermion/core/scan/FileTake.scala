@@ -457,8 +457,9 @@ final private[scan] class FileTake(
                   while (b <= t.blockOf(until - 1)) { needed(b) = true; b += 1 }
                 }
               }
-              // A primed block decompresses with block 0's bytes: block 0 is read too.
-              if (needed.indices.exists(t.needsPrime)) needed(0) = true
+              // A primed block decompresses with block 0's bytes: block 0 is read too, unless an
+              // earlier take of this scan left them in the cache.
+              if (needed.indices.exists(t.needsPrime) && structures.flatMap(_.prime(d.offset)).isEmpty) needed(0) = true
               d.blocks = t
               d.neededBlocks = needed.indices.filter(needed(_)).toArray
           }
@@ -697,9 +698,16 @@ final private[scan] class FileTake(
       private var primer: PageCodec.PrimedDecompressor = null
 
       private def prime: PageCodec.PrimedDecompressor = {
-        if (primer == null) primer = ZstdBlocks.prime(t, block(0), 0) match {
-          case Right(p) => p
-          case Left(why) => throw new InvalidFermionFileException(path, d.offset, s"`$name`: $why")
+        if (primer == null) {
+          val first = structures.flatMap(_.prime(d.offset)).getOrElse {
+            val b = block(0)
+            structures.foreach(_.putPrime(d.offset, b))
+            b
+          }
+          primer = ZstdBlocks.prime(t, first, 0) match {
+            case Right(p) => p
+            case Left(why) => throw new InvalidFermionFileException(path, d.offset, s"`$name`: $why")
+          }
         }
         primer
       }
@@ -874,16 +882,29 @@ private[scan] object SlotOffsets {
 /** Decoded VALIDITY bitmaps and slot offsets of one file kept between takes, least recently used
   * dropped first beyond `maxBytes`. Keys: (column, stream, stripe). */
 final private[scan] class StructureCache(maxBytes: Long) {
-  private val entries = new java.util.LinkedHashMap[(Int, Int, Int), (AnyRef, Long)](16, 0.75f, true)
+  // Keys: (column, stream, stripe) of a decoded structure stream, or the file offset (a Long) of a
+  // zstd-primed-blocks page whose first block's decoded (and checked) bytes are the value.
+  private val entries = new java.util.LinkedHashMap[Any, (AnyRef, Long)](16, 0.75f, true)
   private var size = 0L
 
   def get(column: Int, stream: Int, stripe: Int): Option[AnyRef] = synchronized {
     Option(entries.get((column, stream, stripe))).map(_._1)
   }
 
-  def put(column: Int, stream: Int, stripe: Int, value: AnyRef, bytes: Long): Unit = synchronized {
+  def put(column: Int, stream: Int, stripe: Int, value: AnyRef, bytes: Long): Unit =
+    store((column, stream, stripe), value, bytes)
+
+  /** The first block of the primed page at `pageOffset`, if a take kept it: later takes of that
+    * page's blocks neither read nor decompress it again. */
+  def prime(pageOffset: Long): Option[Array[Byte]] = synchronized {
+    Option(entries.get(pageOffset)).map(_._1.asInstanceOf[Array[Byte]])
+  }
+
+  def putPrime(pageOffset: Long, block0: Array[Byte]): Unit = store(pageOffset, block0, block0.length.toLong)
+
+  private def store(key: Any, value: AnyRef, bytes: Long): Unit = synchronized {
     if (bytes <= maxBytes) {
-      Option(entries.put((column, stream, stripe), (value, bytes))).foreach(old => size -= old._2)
+      Option(entries.put(key, (value, bytes))).foreach(old => size -= old._2)
       size += bytes
       val it = entries.entrySet().iterator()
       while (size > maxBytes && it.hasNext) { size -= it.next().getValue._2; it.remove() }

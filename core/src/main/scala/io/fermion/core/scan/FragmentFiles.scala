@@ -150,7 +150,8 @@ private[scan] object FragmentFiles {
   private def columnsRead(file: SnapshotFile, plan: ReadPlan): Map[Int, Seq[Int]] =
     plan.fieldIds.toSeq.flatMap(id => file.position(id).flatten).groupMap(_._1)(_._2)
 
-  /** Bytes of decoded VALIDITY and OFFSETS chunks a fragment file keeps for takes. */
+  /** Bytes of decoded VALIDITY and OFFSETS chunks, and first blocks of primed pages, a fragment file
+    * keeps for takes. */
   val StructureCacheBytes: Long = 16L << 20
 
   /** Opens the fragment's files (and reads its deletion file and, for `_rowid`, its row ids);
