@@ -27,7 +27,15 @@ object EncodingThroughput {
   private val Values = 4 << 20
 
   /** A case: name, Arrow type, the encodings allowed, codec, and the value of row i. */
-  final case class Case(encoding: String, data: String, t: ArrowType, allowed: String, codec: String, value: Int => Any)
+  final case class Case(
+      encoding: String,
+      data: String,
+      t: ArrowType,
+      allowed: String,
+      codec: String,
+      value: Int => Any,
+      options: Map[String, String] = Map.empty
+  )
 
   private val int64 = new ArrowType.Int(64, true)
   private val int32 = new ArrowType.Int(32, true)
@@ -40,6 +48,9 @@ object EncodingThroughput {
     val steps = Array.fill(Values)(rnd.nextInt(16)).scanLeft(1000000000000L)(_ + _)
     val words = Array.fill(40)(Random.alphanumeric.take(12).mkString)
     val strings = Array.fill(Values / 4)(rnd.alphanumeric.take(20).mkString)
+    // Comment-like text: 3 to 8 words of a 2,000-word vocabulary (words repeat across a page's blocks).
+    val vocabulary = Array.fill(2000)(rnd.alphanumeric.filter(_.isLower).take(3 + rnd.nextInt(8)).mkString)
+    val text = Array.fill(Values / 4)(Seq.fill(3 + rnd.nextInt(6))(vocabulary(rnd.nextInt(2000))).mkString(" "))
     Seq(
       Case("plain", "random int64", int64, "plain", "none", i => randomLongs(i)),
       Case("plain", "random int32", int32, "plain", "none", i => randomLongs(i).toInt),
@@ -56,7 +67,24 @@ object EncodingThroughput {
       Case("plain", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "none", i => strings(i / 4)),
       Case("dictionary", "40 distinct strings", ArrowType.Utf8.INSTANCE, "dictionary", "none", i => words(i % 40)),
       Case("plain + zstd", "gaussian double", float64, "plain", "zstd", i => gauss(i)),
-      Case("plain + zstd", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "zstd", i => strings(i / 4))
+      Case("plain + zstd", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "zstd", i => strings(i / 4)),
+      Case(
+        "plain + zstd blocks",
+        "text, 2,000-word vocabulary",
+        ArrowType.Utf8.INSTANCE,
+        "plain",
+        "zstd",
+        i => text(i / 4),
+        Map("compressionBlockPrime" -> "false")
+      ),
+      Case(
+        "plain + zstd primed blocks",
+        "text, 2,000-word vocabulary",
+        ArrowType.Utf8.INSTANCE,
+        "plain",
+        "zstd",
+        i => text(i / 4)
+      )
     )
   }
 
@@ -99,6 +127,7 @@ object EncodingThroughput {
           c.data,
           counts(data.flatMap(_.encodings)),
           counts(data.flatMap(_.codecs)),
+          f"${data.map(_.bytes).sum / 1e6}%.1f",
           f"${bytes / 1e6}%.1f",
           f"${decode / 1e6}%.1f",
           f"$gbs%.2f",
@@ -113,6 +142,7 @@ object EncodingThroughput {
       "data",
       "DATA pages by encoding",
       "by codec",
+      "stored MB",
       "Arrow MB",
       "decode ms",
       "decode GB/s",
@@ -168,7 +198,7 @@ object EncodingThroughput {
   private def write(file: java.nio.file.Path, c: Case, conf: Configuration, allocator: RootAllocator): Unit = {
     val schema =
       new Schema(Seq(new Field("v", new FieldType(false, c.t, null), java.util.Collections.emptyList())).asJava)
-    val options = WriterOptions.parse(Map("encodings" -> c.allowed, "compression" -> c.codec))
+    val options = WriterOptions.parse(Map("encodings" -> c.allowed, "compression" -> c.codec) ++ c.options)
     val w = FermionFileWriter.create(new Path(file.toUri), conf, ArrowSchemaMapping.toFermion(schema), options)
     val batch = 65536
     try (0 until Values by batch).foreach { start =>
