@@ -9,7 +9,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from conftest import assert_same_as_parquet, rows_of
 from test_roundtrip import EDGE_ROWS, SCHEMA, generated
 
-ENCODINGS = ["plain", "constant", "rle", "bitpack", "for", "delta", "delta_for", "dictionary"]
+ENCODINGS = ["plain", "constant", "rle", "bitpack", "for", "delta", "delta_for", "dictionary", "dictionary_by_length"]
 
 
 def low_entropy(spark, rows):

@@ -196,7 +196,8 @@ class EncodingSuite extends AnyFunSuite {
     val encoded = new GrowableBytes()
     val id = new PageEncoder().encodeVariable(src, starts, lens, valid, n, set, encoded)
     val d = new PageValueDecoder
-    d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Variable, lens.sum.toLong)
+    val valueLengths = () => lens.indices.filter(valid).map(lens).toArray
+    d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Variable, lens.sum.toLong, valueLengths)
     val back = java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
     assert(
       back.sameElements(java.util.Arrays.copyOfRange(src, 5, src.length)),
@@ -225,8 +226,16 @@ class EncodingSuite extends AnyFunSuite {
       val valid = Array.fill(values.length)(rnd.nextDouble() >= nullRate)
       roundTripVariable(values, valid, set, s"$shape, $name")
     }
-    val repeated = Array.fill(3000)(pool(rnd.nextInt(7)))
+    // Entries of one length: codes need the whole dictionary; of distinct lengths: no code bits.
+    val sameLength = Array.fill(7)(str(12))
+    val repeated = Array.fill(3000)(sameLength(rnd.nextInt(7)))
     assert(roundTripVariable(repeated, Array.fill(3000)(true), EncodingSet.All, "auto") == PageEncoding.Dictionary)
+    val distinctLengths = Array.tabulate(7)(i => str(3 + 2 * i))
+    val byLength = Array.fill(3000)(distinctLengths(rnd.nextInt(7)))
+    assert(
+      roundTripVariable(byLength, Array.fill(3000)(rnd.nextInt(5) > 0), EncodingSet.All, "auto") ==
+        PageEncoding.DictionaryByLength
+    )
     assert(
       roundTripVariable(Array.fill(50)(pool(0)), Array.fill(50)(true), EncodingSet.All, "auto") == PageEncoding.Constant
     )
@@ -281,6 +290,66 @@ class EncodingSuite extends AnyFunSuite {
       PageValues.Variable,
       10000L
     ))
+  }
+
+  test("dictionary_by_length: smaller than the dictionary when lengths tell values apart; wrong lengths fail") {
+    val rnd = new Random(9)
+    // TPC-H's l_shipinstruct: four values of four lengths.
+    val values = Array("DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN").map(_.getBytes("UTF-8"))
+    val rows = Array.fill(8192)(values(rnd.nextInt(4)))
+    val lens = rows.map(_.length)
+    val starts = lens.scanLeft(0)(_ + _).take(rows.length)
+    val src = rows.flatten
+    val valid = Array.fill(rows.length)(true)
+    def encode(e: Int): Array[Byte] = {
+      val out = new GrowableBytes()
+      assert(new PageEncoder().encodeVariable(src, starts, lens, valid, rows.length, EncodingSet(Set(e)), out) == e)
+      java.util.Arrays.copyOf(out.array, out.length)
+    }
+    val (dict, byLength) = (encode(PageEncoding.Dictionary), encode(PageEncoding.DictionaryByLength))
+    // 2-bit codes against none: the entries alone.
+    assert(
+      byLength.length < 100 && dict.length > 2000,
+      s"dictionary ${dict.length} bytes, by length ${byLength.length}"
+    )
+    def decode(lengths: () => Array[Int]): Array[Byte] = {
+      val d = new PageValueDecoder
+      d.decode(
+        PageEncoding.DictionaryByLength,
+        byLength,
+        0,
+        byLength.length,
+        rows.length,
+        PageValues.Variable,
+        src.length.toLong,
+        lengths
+      )
+      java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
+    }
+    assert(decode(() => lens).sameElements(src))
+    // Without lengths, with a length no entry has, with one value fewer: rejected.
+    intercept[MalformedPageException](decode(null))
+    intercept[MalformedPageException](decode(() => lens.updated(5, 7)))
+    intercept[MalformedPageException](decode(() => lens.take(lens.length - 1)))
+    // Two entries of one length: a code of 1 picks the second, a code of 2 is outside the group.
+    val two = Array("AIR", "FOB", "RAIL").map(_.getBytes("UTF-8"))
+    val picks = Array(1, 0, 2, 1, 0, 0, 2, 1, 1, 0, 2, 2)
+    val s2 = picks.flatMap(two(_))
+    val l2 = picks.map(two(_).length)
+    val out = new GrowableBytes()
+    val id = new PageEncoder().encodeVariable(
+      s2,
+      l2.scanLeft(0)(_ + _).take(12),
+      l2,
+      Array.fill(12)(true),
+      12,
+      EncodingSet(Set(PageEncoding.DictionaryByLength)),
+      out
+    )
+    assert(id == PageEncoding.DictionaryByLength)
+    val d = new PageValueDecoder
+    d.decode(id, out.array, 0, out.length, 12, PageValues.Variable, s2.length.toLong, () => l2)
+    assert(java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength).sameElements(s2))
   }
 
   test("bit packing round-trips every width") {

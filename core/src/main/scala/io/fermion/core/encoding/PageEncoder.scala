@@ -141,6 +141,26 @@ final private[core] class PageEncoder {
     val w = BitPacking.bitWidth(maxZz); out.putByte(w); BitPacking.pack(d, n - 1, 0L, w, out)
   }
 
+  // For `dictionary_by_length`: each entry's rank among the entries of its length, in entry order.
+  private var lengthRanks = new Array[Int](0)
+  private var largestLengthGroup = 1
+
+  /** Ranks the byte dictionary's `size` entries within their lengths; returns the largest group. */
+  private def rankByLength(size: Int): Int = {
+    if (lengthRanks.length < size) lengthRanks = new Array[Int](math.max(size, lengthRanks.length * 2))
+    val seen = new java.util.HashMap[Integer, Integer]()
+    largestLengthGroup = 1
+    var c = 0
+    while (c < size) {
+      val rank = seen.getOrDefault(bytesDict.entryLength(c), 0)
+      lengthRanks(c) = rank
+      seen.put(bytesDict.entryLength(c), rank + 1)
+      largestLengthGroup = math.max(largestLengthGroup, rank + 1)
+      c += 1
+    }
+    largestLengthGroup
+  }
+
   /** Width 16 (decimal128) and empty pages: PLAIN or CONSTANT. */
   private def encodeWideFixed(
       src: Array[Byte],
@@ -297,7 +317,8 @@ final private[core] class PageEncoder {
     var dictSize = -1
     var dictBytes = 0L
     var maxLen = 0
-    if (allowed.allows(PageEncoding.Dictionary) && m > 1 && !candidates.has) {
+    val byLengthAllowed = allowed.allows(PageEncoding.DictionaryByLength)
+    if ((allowed.allows(PageEncoding.Dictionary) || byLengthAllowed) && m > 1 && !candidates.has) {
       val cap = math.max(1, math.min(m / 2, 1 << 16))
       bytesDict.reset(src, math.min(m, cap + 1))
       i = 0
@@ -310,17 +331,23 @@ final private[core] class PageEncoder {
           dictBytes += bytesDict.entryLength(c); maxLen = math.max(maxLen, bytesDict.entryLength(c)); c += 1
         }
         val codes = 2 + BitPacking.packedBytes(m, BitPacking.bitWidth(dictSize - 1L))
-        candidates.offer(
-          PageEncoding.Dictionary,
-          8 + 9 + BitPacking.packedBytes(dictSize, BitPacking.bitWidth(maxLen)) + dictBytes + codes
-        )
+        val entries = 8 + 9 + BitPacking.packedBytes(dictSize, BitPacking.bitWidth(maxLen)) + dictBytes
+        if (allowed.allows(PageEncoding.Dictionary)) candidates.offer(PageEncoding.Dictionary, entries + codes)
+        if (byLengthAllowed) {
+          val group = rankByLength(dictSize)
+          candidates.offer(
+            PageEncoding.DictionaryByLength,
+            entries + 2 + BitPacking.packedBytes(m, BitPacking.bitWidth(group - 1L))
+          )
+        }
       }
     }
     candidates.offer(PageEncoding.Plain, total)
     candidates.best match {
       case PageEncoding.Constant =>
         out.putInt(m); out.putInt(lens(firstValid)); out.putBytes(src, starts(firstValid), lens(firstValid))
-      case PageEncoding.Dictionary =>
+      case PageEncoding.Dictionary | PageEncoding.DictionaryByLength =>
+        val byLength = candidates.best == PageEncoding.DictionaryByLength
         out.putInt(m); out.putInt(dictSize)
         val entryLens = longs(dictSize)
         var c = 0
@@ -335,7 +362,8 @@ final private[core] class PageEncoder {
         i = 0
         while (i < count) {
           if (valid(i)) {
-            codes(k) = bytesDict.codeOf(starts(i), lens(i), Int.MaxValue)
+            val entry = bytesDict.codeOf(starts(i), lens(i), Int.MaxValue)
+            codes(k) = if (byLength) lengthRanks(entry) else entry
             if (k > 0) {
               if (codes(k) == codes(k - 1)) { run += 1; if (run > maxRun) maxRun = run }
               else { runs += 1; run = 1 }
@@ -344,7 +372,7 @@ final private[core] class PageEncoder {
           }
           i += 1
         }
-        writeCodes(codes, m, dictSize, runs, maxRun, out)
+        writeCodes(codes, m, if (byLength) largestLengthGroup else dictSize, runs, maxRun, out)
       case _ =>
         if (count > 0) out.putBytes(src, starts(0), total.toInt) // valid values are contiguous, nulls hold no bytes
     }

@@ -23,8 +23,19 @@ final private[core] class PageValueDecoder {
   var plainLength: Int = 0
 
   /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
-    * pages (the bytes their OFFSETS still allow). */
-  def decode(encoding: Int, src: Array[Byte], off: Int, len: Int, n: Int, values: PageValues, maxBytes: Long): Unit = {
+    * pages (the bytes their OFFSETS still allow); `valueLengths` gives the lengths of a variable
+    * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
+    * at hand, and such a page is rejected). */
+  def decode(
+      encoding: Int,
+      src: Array[Byte],
+      off: Int,
+      len: Int,
+      n: Int,
+      values: PageValues,
+      maxBytes: Long,
+      valueLengths: () => Array[Int] = null
+  ): Unit = {
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
     val r = new EncodedReader(src, off, len)
     plainOffset = 0
@@ -32,7 +43,7 @@ final private[core] class PageValueDecoder {
       case PageValues.Bitmap => decodeBitmap(encoding, r, n)
       case PageValues.Fixed(w) if w > 8 => decodeWide(encoding, r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w)
-      case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes)
+      case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths)
     }
     plainArray = out
     if (r.remaining != 0) throw new MalformedPageException(
@@ -180,7 +191,13 @@ final private[core] class PageValueDecoder {
     while (i < to) { dst(i >>> 3) = (dst(i >>> 3) | (1 << (i & 7))).toByte; i += 1 }
   }
 
-  private def decodeVariable(encoding: Int, r: EncodedReader, n: Int, maxBytes: Long): Unit = {
+  private def decodeVariable(
+      encoding: Int,
+      r: EncodedReader,
+      n: Int,
+      maxBytes: Long,
+      valueLengths: () => Array[Int]
+  ): Unit = {
     val m = r.u32("value count")
     if (m > n) throw new MalformedPageException(s"$m values in a page of $n slots")
     encoding match {
@@ -195,7 +212,7 @@ final private[core] class PageValueDecoder {
         var i = 1
         while (i < m) { System.arraycopy(dst, 0, dst, i * l, l); i += 1 }
         plainLength = total.toInt
-      case PageEncoding.Dictionary =>
+      case PageEncoding.Dictionary | PageEncoding.DictionaryByLength =>
         val size = r.u32("dictionary size")
         if (size == 0 || size > m) throw new MalformedPageException(s"dictionary of $size entries for $m values")
         val lens = new Array[Long](size)
@@ -216,7 +233,8 @@ final private[core] class PageValueDecoder {
         val dictBytes = src(r)
         r.skip(bytes.toInt, "dictionary entries")
         val codes = scratch.second(m)
-        readCodes(r, m, size, codes)
+        if (encoding == PageEncoding.Dictionary) readCodes(r, m, size, codes)
+        else entriesByLength(r, m, lens, codes, valueLengths)
         var total = 0L
         i = 0
         while (i < m) { total += lens(codes(i).toInt); i += 1 }
@@ -234,6 +252,48 @@ final private[core] class PageValueDecoder {
         }
         plainLength = at
       case other => unsupported(other, "variable-width")
+    }
+  }
+
+  /** Turns a `dictionary_by_length` page's codes into entry numbers in `codes`: value `k`'s code
+    * counts the entries of its length (from the OFFSETS) in entry order. */
+  private def entriesByLength(
+      r: EncodedReader,
+      m: Int,
+      lens: Array[Long],
+      codes: Array[Long],
+      valueLengths: () => Array[Int]
+  ): Unit = {
+    if (valueLengths == null)
+      throw new MalformedPageException("dictionary_by_length page read without its values' lengths")
+    val lengths = valueLengths()
+    if (lengths.length != m)
+      throw new MalformedPageException(s"$m values in the page, ${lengths.length} non-null slots in its OFFSETS")
+    // Entries of each length, in entry order.
+    val byLength = new java.util.HashMap[java.lang.Long, scala.collection.mutable.ArrayBuffer[Int]]()
+    var e = 0
+    while (e < lens.length) {
+      byLength.computeIfAbsent(lens(e), _ => scala.collection.mutable.ArrayBuffer.empty[Int]) += e
+      e += 1
+    }
+    var largest = 1
+    byLength.values().forEach(g => largest = math.max(largest, g.size))
+    readCodes(r, m, largest, codes)
+    var k = 0
+    var cachedLength = -1L
+    var group: scala.collection.mutable.ArrayBuffer[Int] = null
+    while (k < m) {
+      val l = lengths(k).toLong
+      if (l != cachedLength) {
+        group = byLength.get(l)
+        if (group == null) throw new MalformedPageException(s"no dictionary entry of $l bytes for value $k")
+        cachedLength = l
+      }
+      val c = codes(k)
+      if (c >= group.size)
+        throw new MalformedPageException(s"code $c among ${group.size} dictionary entries of $l bytes")
+      codes(k) = group(c.toInt).toLong
+      k += 1
     }
   }
 

@@ -70,12 +70,17 @@ private[core] object PageEncoding {
   /** Distinct values once, then one code per value (codes bit-packed or run-length encoded). */
   val Dictionary: Int = 7
 
-  val all: IndexedSeq[Int] = IndexedSeq(Plain, Constant, Rle, BitPack, For, Delta, DeltaFor, Dictionary)
+  /** Strings (1.6): a dictionary whose codes count only the entries of the value's length, which
+    * the node's OFFSETS already give: values whose lengths tell them apart need no code bits. */
+  val DictionaryByLength: Int = 8
+
+  val all: IndexedSeq[Int] =
+    IndexedSeq(Plain, Constant, Rle, BitPack, For, Delta, DeltaFor, Dictionary, DictionaryByLength)
 
   def name(id: Int): String = id match {
     case Plain => "plain"; case Constant => "constant"; case Rle => "rle"; case BitPack => "bitpack"
     case For => "for"; case Delta => "delta"; case DeltaFor => "delta_for"; case Dictionary => "dictionary"
-    case other => s"unknown($other)"
+    case DictionaryByLength => "dictionary_by_length"; case other => s"unknown($other)"
   }
 
   def parse(name: String): Int = {

@@ -162,14 +162,15 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
         stream: Int,
         kind: PageValues,
         slots: Int,
-        maxBytes: Long
+        maxBytes: Long,
+        valueLengths: (Int, Int) => Array[Int] = null
     )(f: (Int, DecodedPage, Int) => Unit): Unit =
       dataPages match {
         case None =>
           bytesOf(stream).foreach { case (buf, off) =>
             var row = 0
             var index = 0
-            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream)) { p =>
+            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream), valueLengths) { p =>
               f(row, p, index); row += p.valueCount; index += 1
             }
             if (row != slots)
@@ -184,7 +185,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               kind,
               sp.slots,
               maxBytes,
-              ExpectedPages.single(sp.length, sp.slots)
+              ExpectedPages.single(sp.length, sp.slots),
+              if (valueLengths == null) null else (first, n) => valueLengths(sp.firstSlot + first, n)
             ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
             if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
           }
@@ -327,7 +329,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       if (total > vw.getDataBuffer.capacity()) vw.reallocDataBuffer(total)
       ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
-      foreachDataPage(dataStream, PageValues.Variable, slots, total) { (first, p, _) =>
+      val valueLengths = (first: Int, n: Int) => ColumnDecoder.nonNullLengths(offsets(_), bits.isSet, first, n)
+      foreachDataPage(dataStream, PageValues.Variable, slots, total, valueLengths) { (first, p, _) =>
         val at = offsets(first).toLong
         if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
           invalid(m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
@@ -580,6 +583,19 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
 }
 
 private[core] object ColumnDecoder {
+
+  /** The lengths of the non-null slots among the `n` from `first`, from a node's `offsets`: the
+    * values a variable-width DATA page of those slots holds (`dictionary_by_length` decodes with them). */
+  def nonNullLengths(offsets: Int => Int, valid: Int => Boolean, first: Int, n: Int): Array[Int] = {
+    var m = 0
+    var s = first
+    while (s < first + n) { if (valid(s)) m += 1; s += 1 }
+    val out = new Array[Int](m)
+    m = 0
+    s = first
+    while (s < first + n) { if (valid(s)) { out(m) = offsets(s + 1) - offsets(s); m += 1 }; s += 1 }
+    out
+  }
 
   /** A vector of `field`'s type holding `rows` nulls (owned by the caller). */
   def nullVector(field: io.fermion.core.schema.FermionField, rows: Int, allocator: BufferAllocator): FieldVector = {

@@ -45,14 +45,17 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
 
   /** `chunk` holds exactly the chunk's bytes; `chunkOffset` is its file offset (for errors). The
     * pages hold `kind` values, `maxValues` of them at most in all (the node's slots); variable-width
-    * pages decode to at most `maxBytes` bytes in all. */
+    * pages decode to at most `maxBytes` bytes in all. `valueLengths(first, n)` gives the lengths of
+    * the non-null values among the `n` slots from `first` (counted from the first page given here),
+    * from the node's OFFSETS: a `dictionary_by_length` page needs them. */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
       kind: PageValues,
       maxValues: Int,
       maxBytes: Long = Long.MaxValue,
-      expected: ExpectedPages = null
+      expected: ExpectedPages = null,
+      valueLengths: (Int, Int) => Array[Int] = null
   )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
@@ -165,8 +168,19 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
       val page =
         if (h.encoding == PageEncoding.Plain) encoded
         else {
-          try values.decode(h.encoding, encoded.bytes, encoded.off, encoded.len, h.valueCount, kind, bytesLeft)
-          catch {
+          try {
+            val first = maxValues - valuesLeft
+            values.decode(
+              h.encoding,
+              encoded.bytes,
+              encoded.off,
+              encoded.len,
+              h.valueCount,
+              kind,
+              bytesLeft,
+              if (valueLengths == null) null else () => valueLengths(first, h.valueCount)
+            )
+          } catch {
             case e: MalformedPageException =>
               throw new InvalidFermionFileException(
                 path,

@@ -633,7 +633,17 @@ final private[scan] class FileTake(
         } else {
           var k = 0
           var first = d.firstSlot
-          pages.foreachPage(fetched(d.offset, d.length), d.offset, kind, n.slots - d.firstSlot) { p =>
+          val valueLengths =
+            if (kind != PageValues.Variable) null
+            else (from: Int, count: Int) =>
+              io.fermion.core.read.ColumnDecoder.nonNullLengths(n.offsets(_), n.isValid, d.firstSlot + from, count)
+          pages.foreachPage(
+            fetched(d.offset, d.length),
+            d.offset,
+            kind,
+            n.slots - d.firstSlot,
+            valueLengths = valueLengths
+          ) { p =>
             val pageFirst = first
             val pageEnd = pageFirst + p.valueCount
             while (k < d.slots.length && d.slots(k) < pageEnd) {
