@@ -47,6 +47,7 @@ object EncodingThroughput {
     val small = Array.fill(Values)(rnd.nextInt(1 << 20))
     val steps = Array.fill(Values)(rnd.nextInt(16)).scanLeft(1000000000000L)(_ + _)
     val words = Array.fill(40)(Random.alphanumeric.take(12).mkString)
+    val modes = Array.tabulate(7)(k => rnd.alphanumeric.take(3 + k).mkString)
     val strings = Array.fill(Values / 4)(rnd.alphanumeric.take(20).mkString)
     // Comment-like text: 3 to 8 words of a 2,000-word vocabulary (words repeat across a page's blocks).
     val vocabulary = Array.fill(2000)(rnd.alphanumeric.filter(_.isLower).take(3 + rnd.nextInt(8)).mkString)
@@ -66,6 +67,14 @@ object EncodingThroughput {
       Case("dictionary", "40 distinct doubles", float64, "dictionary", "none", i => gauss(i % 40)),
       Case("plain", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "none", i => strings(i / 4)),
       Case("dictionary", "40 distinct strings", ArrowType.Utf8.INSTANCE, "dictionary", "none", i => words(i % 40)),
+      Case(
+        "dictionary_by_length",
+        "7 strings of 7 lengths",
+        ArrowType.Utf8.INSTANCE,
+        "dictionary_by_length",
+        "none",
+        i => modes(math.floorMod(randomLongs(i), 7L).toInt)
+      ),
       Case("plain + zstd", "gaussian double", float64, "plain", "zstd", i => gauss(i)),
       Case("plain + zstd", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "zstd", i => strings(i / 4)),
       Case(

@@ -269,30 +269,53 @@ final private[core] class PageValueDecoder {
     val lengths = valueLengths()
     if (lengths.length != m)
       throw new MalformedPageException(s"$m values in the page, ${lengths.length} non-null slots in its OFFSETS")
-    // Entries of each length, in entry order.
-    val byLength = new java.util.HashMap[java.lang.Long, scala.collection.mutable.ArrayBuffer[Int]]()
+    // Entries sorted by (length, entry number): the entries of one length form a run, in entry
+    // order, and code c of a value of length l is the c-th of l's run. Keys are length * 2^31 +
+    // entry number, both below 2^31 (lengths checked above, entries fewer than m).
+    val d = lens.length
+    val keys = new Array[Long](d)
     var e = 0
-    while (e < lens.length) {
-      byLength.computeIfAbsent(lens(e), _ => scala.collection.mutable.ArrayBuffer.empty[Int]) += e
+    while (e < d) { keys(e) = (lens(e) << 31) | e; e += 1 }
+    java.util.Arrays.sort(keys)
+    // Distinct lengths, where each one's run starts in `keys`, and the run's size.
+    val runLength = new Array[Long](d)
+    val runStart = new Array[Int](d + 1)
+    var runs = 0
+    e = 0
+    while (e < d) {
+      val l = keys(e) >>> 31
+      if (runs == 0 || runLength(runs - 1) != l) { runLength(runs) = l; runStart(runs) = e; runs += 1 }
       e += 1
     }
+    runStart(runs) = d
     var largest = 1
-    byLength.values().forEach(g => largest = math.max(largest, g.size))
+    e = 0
+    while (e < runs) { largest = math.max(largest, runStart(e + 1) - runStart(e)); e += 1 }
     readCodes(r, m, largest, codes)
+    // Short entries (the usual case: a few short values): each length's run found by a table.
+    val table =
+      if (runLength(runs - 1) >= 4096) null
+      else {
+        val t = Array.fill(runLength(runs - 1).toInt + 1)(-1)
+        e = 0
+        while (e < runs) { t(runLength(e).toInt) = e; e += 1 }
+        t
+      }
     var k = 0
-    var cachedLength = -1L
-    var group: scala.collection.mutable.ArrayBuffer[Int] = null
+    var run = -1
     while (k < m) {
       val l = lengths(k).toLong
-      if (l != cachedLength) {
-        group = byLength.get(l)
-        if (group == null) throw new MalformedPageException(s"no dictionary entry of $l bytes for value $k")
-        cachedLength = l
+      if (run < 0 || runLength(run) != l) {
+        run =
+          if (table == null) java.util.Arrays.binarySearch(runLength, 0, runs, l)
+          else if (l < 0 || l >= table.length) -1
+          else table(l.toInt)
+        if (run < 0) throw new MalformedPageException(s"no dictionary entry of $l bytes for value $k")
       }
+      val size = runStart(run + 1) - runStart(run)
       val c = codes(k)
-      if (c >= group.size)
-        throw new MalformedPageException(s"code $c among ${group.size} dictionary entries of $l bytes")
-      codes(k) = group(c.toInt).toLong
+      if (c >= size) throw new MalformedPageException(s"code $c among $size dictionary entries of $l bytes")
+      codes(k) = keys(runStart(run) + c.toInt) & 0x7fffffffL
       k += 1
     }
   }

@@ -329,7 +329,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       if (total > vw.getDataBuffer.capacity()) vw.reallocDataBuffer(total)
       ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
-      val valueLengths = (first: Int, n: Int) => ColumnDecoder.nonNullLengths(offsets(_), bits.isSet, first, n)
+      val valueLengths = (first: Int, n: Int) => ColumnDecoder.nonNullLengths(offsets, bits, first, n)
       foreachDataPage(dataStream, PageValues.Variable, slots, total, valueLengths) { (first, p, _) =>
         val at = offsets(first).toLong
         if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
@@ -586,6 +586,15 @@ private[core] object ColumnDecoder {
 
   /** The lengths of the non-null slots among the `n` from `first`, from a node's `offsets`: the
     * values a variable-width DATA page of those slots holds (`dictionary_by_length` decodes with them). */
+  def nonNullLengths(offsets: Array[Int], valid: Bits, first: Int, n: Int): Array[Int] = {
+    if (valid.nulls == 0) {
+      val out = new Array[Int](n)
+      var s = 0
+      while (s < n) { out(s) = offsets(first + s + 1) - offsets(first + s); s += 1 }
+      out
+    } else nonNullLengths(offsets(_), valid.isSet, first, n)
+  }
+
   def nonNullLengths(offsets: Int => Int, valid: Int => Boolean, first: Int, n: Int): Array[Int] = {
     var m = 0
     var s = first
