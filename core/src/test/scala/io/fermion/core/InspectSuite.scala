@@ -275,4 +275,22 @@ class InspectSuite extends AnyFunSuite {
     val (c3, _, err) = run(file + ".missing")
     assert(c3 == 1 && err.contains("does not exist"))
   }
+
+  test("the JSON schema names every page encoding and codec this reader knows") {
+    val schema = Seq(
+      java.nio.file.Paths.get("docs/inspect.schema.json"),
+      java.nio.file.Paths.get("../docs/inspect.schema.json")
+    ).find(java.nio.file.Files.exists(_)).map(java.nio.file.Files.readString(_))
+      .getOrElse(fail("docs/inspect.schema.json not found"))
+    def enumOf(key: String): Set[String] = {
+      val m = ("\"" + key + "\": \\{\"enum\": \\[([^\\]]*)\\]").r.findFirstMatchIn(schema)
+        .getOrElse(fail(s"no enum for $key"))
+      m.group(1).split(",").map(_.trim.stripPrefix("\"").stripSuffix("\"")).toSet
+    }
+    import io.fermion.core.layout.PageEncoding
+    import io.fermion.core.codec.PageCodec
+    assert(enumOf("encoding") == PageEncoding.all.map(PageEncoding.name).toSet)
+    assert(enumOf("codec") == Set(PageCodec.None, PageCodec.Zstd, PageCodec.ZstdBlocks, PageCodec.ZstdPrimedBlocks)
+      .map(PageCodec.name))
+  }
 }

@@ -39,8 +39,7 @@ private[core] object ZstdBlocks {
   /** Compresses `src(off until off + len)` in blocks of `blockSize` into `out` (cleared first);
     * a block is kept compressed only when that saves 1/8 of it. With `primed`, blocks after the first
     * are primed with it when there are several, it may serve as a prime and it makes block 1
-    * smaller; returns the codec,
-    * `zstd-primed-blocks` or `zstd-blocks`. */
+    * smaller. Returns the codec: `zstd-primed-blocks` or `zstd-blocks`. */
   def compress(
       src: Array[Byte],
       off: Int,
