@@ -45,18 +45,23 @@ private[core] object PageCodec {
     def close(): Unit = { ctx.close(); dict.close() }
   }
 
-  /** Decompresses frames written by a [[PrimedCompressor]] with the same prime. */
+  /** Decompresses frames written by a [[PrimedCompressor]] with the same prime, for one page: it
+    * borrows one context and loads the prime into it once, for all of the page's blocks. */
   final class PrimedDecompressor(prime: Array[Byte], off: Int, len: Int) extends AutoCloseable {
     private val dict = new ZstdDictDecompress(prime, off, len)
+    private val ctx = Option(primedContexts.poll()).getOrElse(new ZstdDecompressCtx).loadDict(dict)
+    private var reusable = true
 
     /** Into `dst(dstOff until dstOff + expected)`; false on corrupt input or any other length. */
     def decompress(src: Array[Byte], srcOff: Int, srcLen: Int, dst: Array[Byte], dstOff: Int, expected: Int): Boolean =
-      withContext(primedContexts) { ctx =>
-        ctx.loadDict(dict)
-        ctx.decompressByteArray(dst, dstOff, expected, src, srcOff, srcLen) == expected
-      }
+      try ctx.decompressByteArray(dst, dstOff, expected, src, srcOff, srcLen) == expected
+      catch { case _: RuntimeException => reusable = false; false }
 
-    def close(): Unit = dict.close()
+    /** Returns the context (each borrower loads its own prime before use) and frees the prime. */
+    def close(): Unit = {
+      if (!(reusable && primedContexts.offer(ctx))) ctx.close()
+      dict.close()
+    }
   }
 
   def parse(name: String): Int = name.toLowerCase(java.util.Locale.ROOT) match {
@@ -90,19 +95,17 @@ private[core] object PageCodec {
   // Zstd.decompressByteArray does) cost a take more than decompressing its small pages. Contexts are
   // borrowed and returned; one that saw an error is closed.
   private val idleContexts = new java.util.concurrent.ArrayBlockingQueue[ZstdDecompressCtx](64)
-  // Contexts of primed frames hold a dictionary reference: a pool of their own, each use loads its own.
+  // Contexts of primed frames hold a dictionary reference: a pool of their own, each borrower loads its own.
   private val primedContexts = new java.util.concurrent.ArrayBlockingQueue[ZstdDecompressCtx](64)
 
   /** Runs `f` with a borrowed context; false (and the context closed) if zstd-jni throws, as it does
     * on a corrupt frame (e.g. "Destination buffer is too small"). */
-  private def withContext(
-      pool: java.util.concurrent.ArrayBlockingQueue[ZstdDecompressCtx]
-  )(f: ZstdDecompressCtx => Boolean): Boolean = {
-    val ctx = Option(pool.poll()).getOrElse(new ZstdDecompressCtx)
+  private def withContext(f: ZstdDecompressCtx => Boolean): Boolean = {
+    val ctx = Option(idleContexts.poll()).getOrElse(new ZstdDecompressCtx)
     var reusable = false
     try { val ok = f(ctx); reusable = true; ok }
     catch { case _: RuntimeException => false }
-    finally if (!(reusable && pool.offer(ctx))) ctx.close()
+    finally if (!(reusable && idleContexts.offer(ctx))) ctx.close()
   }
 
   /** Decompresses into `dst(dstOff until dstOff + expected)`; false on corrupt input or any other length. */
@@ -116,7 +119,7 @@ private[core] object PageCodec {
       dstOff: Int = 0
   ): Boolean =
     codec match {
-      case Zstd => withContext(idleContexts)(_.decompressByteArray(dst, dstOff, expected, src, off, len) == expected)
+      case Zstd => withContext(_.decompressByteArray(dst, dstOff, expected, src, off, len) == expected)
       case _ => false
     }
 }
