@@ -7,9 +7,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from conftest import assert_same_as_parquet, rows_of
+from fermion_spark import tools
 from test_roundtrip import EDGE_ROWS, SCHEMA, generated
 
-ENCODINGS = ["plain", "constant", "rle", "bitpack", "for", "delta", "delta_for", "dictionary", "dictionary_by_length"]
+# Huffman blocks (format 1.7) forced together: "huffman" alone also Huffman-codes dictionary codes.
+ENCODINGS = ["plain", "constant", "rle", "bitpack", "for", "delta", "delta_for", "dictionary", "dictionary_by_length",
+             "huffman,delta_huffman"]
 
 
 def low_entropy(spark, rows):
@@ -85,3 +88,28 @@ def test_bad_encoding_settings_are_named(spark, tmp_table):
         df.write.format("fermion").option("column.id.compression", "lz9").save(tmp_table())
     with pytest.raises(Exception, match="fermion.pageSize"):
         df.select(F.col("id").alias("id", metadata={"fermion.pageSize": "1"})).write.format("fermion").save(tmp_table())
+
+
+def test_huffman_blocks_shrink_dates_of_orders(spark, tmp_table):
+    """Format 1.7: lineitem-like ship dates (1-7 lines per order, each 1-121 days after the order's
+    date) become DELTA_HUFFMAN pages, smaller than the lightweight encodings make them, and read
+    back as Parquet does."""
+    orders = spark.range(40_000, numPartitions=1).select(
+        F.col("id").alias("order"),
+        (F.lit(8035) + F.floor(F.rand(1) * 2406)).cast("int").alias("day"),
+        (F.floor(F.rand(2) * 7) + 1).cast("int").alias("lines"))
+    df = (orders.select("order", "day", F.explode(F.sequence(F.lit(1), F.col("lines"))).alias("line"))
+          .select("order", "line", F.date_add(F.lit("1970-01-01").cast("date"),
+                                                (F.col("day") + F.floor(F.rand(3) * 121) + 1).cast("int"))
+                  .alias("shipdate"))
+          .orderBy("order", "line"))
+    lightweight = "plain,constant,rle,bitpack,for,delta,delta_for,dictionary,dictionary_by_length"
+    with_huffman, without = tmp_table("huff"), tmp_table("light")
+    df.write.format("fermion").save(with_huffman)
+    df.write.format("fermion").option("encodings", lightweight).save(without)
+    files = [os.path.join(d, f) for d, _, fs in os.walk(with_huffman) for f in fs if f.endswith(".fermion")]
+    encodings = {e for f in files for c in tools.inspect(f, spark=spark)["columns"] if c["name"] == "shipdate"
+                 for s in c["streams"] if s["stream_type"] == "DATA" for e in s["encodings"]}
+    assert "delta_huffman" in encodings, encodings
+    assert size_of(with_huffman) < size_of(without) * 0.95, (size_of(with_huffman), size_of(without))
+    assert_same_as_parquet(spark, df, tmp_table("f"), tmp_table("p"))

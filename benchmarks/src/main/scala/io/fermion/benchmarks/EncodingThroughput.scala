@@ -52,6 +52,19 @@ object EncodingThroughput {
     // Comment-like text: 3 to 8 words of a 2,000-word vocabulary (words repeat across a page's blocks).
     val vocabulary = Array.fill(2000)(rnd.alphanumeric.filter(_.isLower).take(3 + rnd.nextInt(8)).mkString)
     val text = Array.fill(Values / 4)(Seq.fill(3 + rnd.nextInt(6))(vocabulary(rnd.nextInt(2000))).mkString(" "))
+    // Dates of orders as TPC-H's lineitem has them in order-key order: 1 to 7 lines per order,
+    // each shipped 1 to 121 days after the order's date, a uniform day of about 2,400.
+    val orderDates = {
+      val d = new Array[Int](Values)
+      var i = 0
+      while (i < Values) {
+        val day = 8035 + rnd.nextInt(2406); val lines = 1 + rnd.nextInt(7)
+        var l = 0
+        while (l < lines && i < Values) { d(i) = day + 1 + rnd.nextInt(121); i += 1; l += 1 }
+      }
+      d
+    }
+    val date32 = new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY)
     Seq(
       Case("plain", "random int64", int64, "plain", "none", i => randomLongs(i)),
       Case("plain", "random int32", int32, "plain", "none", i => randomLongs(i).toInt),
@@ -65,6 +78,17 @@ object EncodingThroughput {
       Case("constant", "one int64", int64, "constant", "none", _ => 42L),
       Case("dictionary", "40 distinct int64", int64, "dictionary", "none", i => randomLongs(i % 40)),
       Case("dictionary", "40 distinct doubles", float64, "dictionary", "none", i => gauss(i % 40)),
+      Case("for", "dates of orders (lineitem order)", date32, "for", "none", i => orderDates(i)),
+      Case("huffman", "dates of orders (lineitem order)", date32, "huffman", "none", i => orderDates(i)),
+      Case("delta_huffman", "dates of orders (lineitem order)", date32, "delta_huffman", "none", i => orderDates(i)),
+      Case(
+        "dictionary, Huffman codes",
+        "50 distinct int64, uniform",
+        int64,
+        "dictionary,huffman",
+        "none",
+        i => randomLongs(math.floorMod(randomLongs(i), 50L).toInt)
+      ),
       Case("plain", "20-character strings", ArrowType.Utf8.INSTANCE, "plain", "none", i => strings(i / 4)),
       Case("dictionary", "40 distinct strings", ArrowType.Utf8.INSTANCE, "dictionary", "none", i => words(i % 40)),
       Case(
@@ -102,7 +126,10 @@ object EncodingThroughput {
     val work = Paths.get(if (args.length > 1) args(1) else Files.createTempDirectory("fermion-decode").toString)
     val conf = new Configuration()
     val allocator = new RootAllocator(Long.MaxValue)
-    val rows = cases(new Random(7)).zipWithIndex.map { case (c, k) =>
+    // FERMION_DECODE_CASES=<regex> runs only the cases whose encoding or data it finds (quick checks).
+    val only = sys.env.get("FERMION_DECODE_CASES").map(_.r)
+    val chosen = cases(new Random(7)).filter(c => only.forall(_.findFirstIn(s"${c.encoding} ${c.data}").isDefined))
+    val rows = chosen.zipWithIndex.map { case (c, k) =>
       val file = work.resolve(s"case-$k.fermion")
       write(file, c, conf, allocator)
       val data = FileInspector.inspect(file.toString, conf).columns.head.streams.filter(_.streamType == "DATA")
@@ -219,6 +246,7 @@ object EncodingThroughput {
             (v, c.value(start + i)) match {
               case (b: BigIntVector, x: Long) => b.setSafe(i, x)
               case (b: IntVector, x: Int) => b.setSafe(i, x)
+              case (b: DateDayVector, x: Int) => b.setSafe(i, x)
               case (b: Float8Vector, x: Double) => b.setSafe(i, x)
               case (b: VarCharVector, x: String) => b.setSafe(i, x.getBytes("UTF-8"))
               case (vec, x) => throw new IllegalArgumentException(s"$x for ${vec.getClass}")

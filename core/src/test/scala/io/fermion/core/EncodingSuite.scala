@@ -69,7 +69,8 @@ class EncodingSuite extends AnyFunSuite {
     // encode from a non-zero offset to catch offset mistakes
     val shifted = new Array[Byte](plain.length + 3)
     System.arraycopy(plain, 0, shifted, 3, plain.length)
-    val id = new PageEncoder().encodeFixed(shifted, 3, n, width, set, encoded)
+    val encoder = new PageEncoder()
+    val id = encoder.encodeFixed(shifted, 3, n, width, set, encoded)
     assert(set.allows(id), s"$clue: chose ${PageEncoding.name(id)} outside $set")
     val d = new PageValueDecoder
     d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Fixed(width), Long.MaxValue)
@@ -77,6 +78,36 @@ class EncodingSuite extends AnyFunSuite {
     assert(back.sameElements(plain), s"$clue: ${PageEncoding.name(id)} does not round-trip")
     if (id != PageEncoding.Plain)
       assert(encoded.length <= plain.length + 32 || set != EncodingSet.All, s"$clue: auto choice larger than plain")
+    val huffman = roundTripEntropy(encoder, encoded, set, PageValues.Fixed(width), n, Long.MaxValue, null, plain, clue)
+    if (huffman >= 0) huffmanForms += huffman
+    id
+  }
+
+  // The Huffman-coded forms the round trips produced (each encoding or DICTIONARY with Huffman codes).
+  private val huffmanForms = scala.collection.mutable.Set[Int]()
+
+  /** The encoder's Huffman-coded form of the page it just encoded (the writer's alternative):
+    * its measured size must be exact and it must decode to `plain`. Returns its encoding or -1. */
+  private def roundTripEntropy(
+      encoder: PageEncoder,
+      first: GrowableBytes,
+      set: EncodingSet,
+      kind: PageValues,
+      n: Int,
+      maxBytes: Long,
+      valueLengths: () => Array[Int],
+      plain: Array[Byte],
+      clue: String
+  ): Int = {
+    val size = encoder.entropyAlternativeSize(set)
+    if (size < 0) return -1
+    val out = new GrowableBytes()
+    val id = encoder.encodeEntropyAlternative(first, out)
+    assert(set.allows(id) && out.length == size, s"$clue: Huffman form ${PageEncoding.name(id)} of ${out.length} bytes")
+    val d = new PageValueDecoder
+    d.decode(id, out.array, 0, out.length, n, kind, maxBytes, valueLengths)
+    val back = java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
+    assert(back.sameElements(plain), s"$clue: Huffman form ${PageEncoding.name(id)} does not round-trip")
     id
   }
 
@@ -88,6 +119,10 @@ class EncodingSuite extends AnyFunSuite {
     ) {
       roundTripFixed(plainOf(values, width), values.length, width, set, s"width $width, $shape, $name")
     }
+    assert(
+      Set(PageEncoding.Huffman, PageEncoding.DeltaHuffman, PageEncoding.Dictionary).subsetOf(huffmanForms),
+      s"Huffman forms seen: ${huffmanForms.map(PageEncoding.name)}"
+    )
   }
 
   test("forced encodings are used wherever they apply") {
@@ -194,15 +229,17 @@ class EncodingSuite extends AnyFunSuite {
     val src = new Array[Byte](5 + lens.sum)
     (0 until n).foreach(i => if (valid(i)) System.arraycopy(values(i), 0, src, starts(i), lens(i)))
     val encoded = new GrowableBytes()
-    val id = new PageEncoder().encodeVariable(src, starts, lens, valid, n, set, encoded)
+    val encoder = new PageEncoder()
+    val id = encoder.encodeVariable(src, starts, lens, valid, n, set, encoded)
     val d = new PageValueDecoder
     val valueLengths = () => lens.indices.filter(valid).map(lens).toArray
     d.decode(id, encoded.array, 0, encoded.length, n, PageValues.Variable, lens.sum.toLong, valueLengths)
     val back = java.util.Arrays.copyOfRange(d.plainArray, d.plainOffset, d.plainOffset + d.plainLength)
-    assert(
-      back.sameElements(java.util.Arrays.copyOfRange(src, 5, src.length)),
-      s"$clue: ${PageEncoding.name(id)} does not round-trip"
-    )
+    val plain = java.util.Arrays.copyOfRange(src, 5, src.length)
+    assert(back.sameElements(plain), s"$clue: ${PageEncoding.name(id)} does not round-trip")
+    val huffman =
+      roundTripEntropy(encoder, encoded, set, PageValues.Variable, n, lens.sum.toLong, valueLengths, plain, clue)
+    if (huffman >= 0) huffmanForms += huffman
     id
   }
 

@@ -57,7 +57,7 @@ class InspectSuite extends AnyFunSuite {
 
   test("a file: footer, schema with field ids, stripes") {
     val i = FileInspector.inspect(file, conf)
-    assert(i.formatVersion == "1.6" && i.rows == rows && i.numStripes == 3)
+    assert(i.formatVersion == "1.7" && i.rows == rows && i.numStripes == 3)
     assert(i.stripes.map(_.rows) == Seq(1000, 1000, 500) && i.stripes.map(_.firstRow) == Seq(0L, 1000L, 2000L))
     assert(i.pageCrc32 && !i.batchMode)
     assert(i.schema.map(_.name) == Seq("id", "name", "nothing", "tags", "price"))
@@ -176,7 +176,7 @@ class InspectSuite extends AnyFunSuite {
       Seq("kind", "format_version", "rows", "schema", "stripes", "columns", "bytes_read").forall(top.contains),
       top
     )
-    assert(json.contains("\"format_version\" : \"1.6\"") && json.contains("\"min\" : 0") && json.contains(
+    assert(json.contains("\"format_version\" : \"1.7\"") && json.contains("\"min\" : 0") && json.contains(
       "\"max\" : \"74.97\""
     ))
   }
@@ -184,7 +184,7 @@ class InspectSuite extends AnyFunSuite {
   test("text output names what matters") {
     val text = InspectText.render(FileInspector.inspect(file, conf), chunks = true, pages = true)
     Seq(
-      "format version 1.6",
+      "format version 1.7",
       "2,500 rows",
       "3 stripes",
       "id: int64 not null  (field id 0)",

@@ -128,14 +128,24 @@ class WriterOptionsSuite extends AnyFunSuite {
           }.toMap
       } finally root.close()
     }
-    val auto = columnsOf(WriterOptions(pageRows = 8192))
+    // The DELTA alternative among the lightweight encodings (no Huffman blocks).
+    val lightweight = "plain,constant,rle,bitpack,for,delta,delta_for,dictionary"
+    val auto = columnsOf(WriterOptions(pageRows = 8192, encodings = EncodingSet.parse(lightweight)))
     val noDelta = columnsOf(WriterOptions(pageRows = 8192, encodings = EncodingSet.parse("rle,bitpack,for,dictionary")))
-    val uncompressed = columnsOf(WriterOptions(pageRows = 8192, compression = PageCodec.None))
+    val uncompressed =
+      columnsOf(WriterOptions(
+        pageRows = 8192,
+        compression = PageCodec.None,
+        encodings = EncodingSet.parse(lightweight)
+      ))
     assert(auto("key")._2.keySet == Set("delta") && auto("key")._3.keySet == Set("zstd"), auto("key"))
     assert(auto("key")._1 * 8 <= noDelta("key")._1 * 7, s"${auto("key")} vs ${noDelta("key")}")
     // Without compression the DELTA body is larger than RLE's, so RLE stays.
     assert(uncompressed("key")._2.keySet == Set("rle"), uncompressed("key"))
     // Values that do not repeat keep their encoding.
     assert(!auto("noise")._2.contains("delta") && auto("noise") == noDelta("noise"), auto("noise"))
+    // With every encoding allowed, the differences (mostly 0 and 1) as a Huffman block beat them.
+    val all = columnsOf(WriterOptions(pageRows = 8192))
+    assert(all("key")._2.keySet == Set("delta_huffman") && all("key")._1 < auto("key")._1, all("key"))
   }
 }

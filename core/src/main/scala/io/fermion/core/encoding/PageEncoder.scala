@@ -20,6 +20,20 @@ final private[core] class PageEncoder {
   private var lastN = 0
   private var lastMaxZz = 0L
   private var lastRepeats = false
+  // The last page as [[entropyAlternativeSize]] sees it: its values (fixed pages, in `values`) and
+  // its dictionary codes with where their code block starts in the body (dictionary pages).
+  private val huffman = new HuffmanEncoder
+  private var lastFixed = false
+  private var lastMin = 0L
+  private var lastMax = 0L
+  private var lastCodes = new Array[Long](0)
+  private var lastCodeCount = 0
+  private var lastCodeMax = 0L
+  private var lastCodeBlockAt = -1
+  private var lastDictionaryEncoding = PageEncoding.Dictionary
+  // The smallest Huffman-coded form found by entropyAlternativeSize: encoding and mantissa width.
+  private var entropyChoice = -1
+  private var entropyMantissa = 0
 
   private def longs(n: Int): Array[Long] = {
     if (values.length < n) values = new Array[Long](math.max(n, values.length * 2)); values
@@ -35,6 +49,7 @@ final private[core] class PageEncoder {
     * encoding id. */
   def encodeFixed(src: Array[Byte], off: Int, n: Int, width: Int, allowed: EncodingSet, out: GrowableBytes): Int = {
     lastRepeats = false
+    forgetLastPage()
     if (n == 0 || width > 8) return encodeWideFixed(src, off, n, width, allowed, out)
     val v = longs(n)
     PlainValues.readSigned(src, off, n, width, v)
@@ -56,6 +71,7 @@ final private[core] class PageEncoder {
       i += 1
     }
     lastN = n; lastMaxZz = maxZz; lastRepeats = runs.toLong * 2 <= n
+    lastFixed = true; lastMin = min; lastMax = max
     val plainAllowed = allowed.ids.contains(PageEncoding.Plain)
     val candidates = new Candidates(plainAllowed)
     val deltas = n - 1
@@ -111,6 +127,7 @@ final private[core] class PageEncoder {
         val codes = seconds(n)
         i = 0
         while (i < n) { codes(i) = longDict.codeOf(v(i), Int.MaxValue); i += 1 }
+        keepCodes(codes, n, dictSize - 1L, PageEncoding.Dictionary, out)
         writeCodes(codes, n, dictSize, runs, maxRun, out)
       case PageEncoding.Rle => writeRle(v, n, runs, out)
       case _ => out.putBytes(src, off, n * width)
@@ -130,6 +147,90 @@ final private[core] class PageEncoder {
   def encodeLastAsDelta(out: GrowableBytes): Int = {
     writeDelta(values, lastN, lastMaxZz, out)
     PageEncoding.Delta
+  }
+
+  private def forgetLastPage(): Unit = { lastFixed = false; lastCodeBlockAt = -1; entropyChoice = -1 }
+
+  /** Keeps a dictionary page's codes (at most `max`), whose code block starts at `out`'s end. */
+  private def keepCodes(codes: Array[Long], n: Int, max: Long, encoding: Int, out: GrowableBytes): Unit = {
+    if (lastCodes.length < n) lastCodes = new Array[Long](math.max(n, lastCodes.length * 2))
+    System.arraycopy(codes, 0, lastCodes, 0, n)
+    lastCodeCount = n; lastCodeMax = max; lastCodeBlockAt = out.length; lastDictionaryEncoding = encoding
+  }
+
+  /** The size of the last page's smallest form with Huffman blocks (format 5.7.1), or -1 when none
+    * is allowed: for integers, HUFFMAN (values minus the minimum) and DELTA_HUFFMAN (zigzag
+    * differences); for dictionary pages, the same body with its codes Huffman-coded. Each is
+    * measured exactly at mantissa width 2 (bins of a quarter octave, for wide ranges) and, when the
+    * values fit in 8 bits, at their width (every value its own symbol). The caller compares the
+    * size with the stored size of the page it has, since Huffman blocks do not compress further
+    * while the other encodings' bodies may, and calls [[encodeEntropyAlternative]] to write it. */
+  def entropyAlternativeSize(allowed: EncodingSet): Long = {
+    var best = Long.MaxValue
+    def consider(encoding: Int, u: Array[Long], k: Int, max: Long, fixedBytes: Long): Unit =
+      mantissaWidths(max).foreach { m =>
+        val size = fixedBytes + huffman.measure(u, k, m)
+        if (size < best) { best = size; entropyChoice = encoding; entropyMantissa = m }
+      }
+    if (lastFixed && lastN > 0) {
+      val n = lastN
+      if (allowed.allows(PageEncoding.Huffman)) {
+        val u = thirds(n)
+        var i = 0
+        while (i < n) { u(i) = values(i) - lastMin; i += 1 }
+        consider(PageEncoding.Huffman, u, n, lastMax - lastMin, 8)
+      }
+      if (allowed.allows(PageEncoding.DeltaHuffman) && n > 1) {
+        val z = zigzagDeltas(n)
+        consider(PageEncoding.DeltaHuffman, z, n - 1, lastMaxZz, 8)
+      }
+    }
+    if (lastCodeBlockAt >= 0 && allowed.allows(PageEncoding.Huffman))
+      consider(PageEncoding.Dictionary, lastCodes, lastCodeCount, lastCodeMax, lastCodeBlockAt + 1L)
+    if (best == Long.MaxValue) { entropyChoice = -1; -1L }
+    else best
+  }
+
+  /** Writes the form [[entropyAlternativeSize]] measured into `out`; `first` holds the page's body
+    * as encoded (a dictionary page keeps everything before its code block). Returns the encoding. */
+  def encodeEntropyAlternative(first: GrowableBytes, out: GrowableBytes): Int = {
+    val m = entropyMantissa
+    entropyChoice match {
+      case PageEncoding.Huffman =>
+        val u = thirds(lastN)
+        var i = 0
+        while (i < lastN) { u(i) = values(i) - lastMin; i += 1 }
+        out.putLong(lastMin)
+        huffman.measure(u, lastN, m)
+        huffman.write(u, lastN, out)
+        PageEncoding.Huffman
+      case PageEncoding.DeltaHuffman =>
+        val z = zigzagDeltas(lastN)
+        out.putLong(values(0))
+        huffman.measure(z, lastN - 1, m)
+        huffman.write(z, lastN - 1, out)
+        PageEncoding.DeltaHuffman
+      case _ =>
+        out.putBytes(first.array, 0, lastCodeBlockAt)
+        out.putByte(PageEncoding.Huffman)
+        huffman.measure(lastCodes, lastCodeCount, m)
+        huffman.write(lastCodes, lastCodeCount, out)
+        lastDictionaryEncoding
+    }
+  }
+
+  /** Mantissa widths worth measuring for unsigned values up to `max`. */
+  private def mantissaWidths(max: Long): Seq[Int] = {
+    val width = BitPacking.bitWidth(max)
+    if (width <= 2) Seq(width) else if (width <= HuffmanEncoder.MaxWriterMantissa) Seq(2, width) else Seq(2)
+  }
+
+  /** The last fixed page's zigzag differences, in `third`. */
+  private def zigzagDeltas(n: Int): Array[Long] = {
+    val z = thirds(n)
+    var i = 1
+    while (i < n) { val d = values(i) - values(i - 1); z(i - 1) = (d << 1) ^ (d >> 63); i += 1 }
+    z
   }
 
   /** i64 first value, u8 bit width, zigzag differences packed. */
@@ -248,6 +349,7 @@ final private[core] class PageEncoder {
 
   /** Encodes a bitmap page of `n` bits starting at byte `off` of `src`. */
   def encodeBitmap(src: Array[Byte], off: Int, n: Int, allowed: EncodingSet, out: GrowableBytes): Int = {
+    forgetLastPage()
     val bytes = (n + 7) >>> 3
     var runs = if (n == 0) 0 else 1
     var maxRun = if (n == 0) 0 else 1
@@ -298,6 +400,7 @@ final private[core] class PageEncoder {
       allowed: EncodingSet,
       out: GrowableBytes
   ): Int = {
+    forgetLastPage()
     var m = 0
     var total = 0L
     var i = 0
@@ -372,7 +475,9 @@ final private[core] class PageEncoder {
           }
           i += 1
         }
-        writeCodes(codes, m, if (byLength) largestLengthGroup else dictSize, runs, maxRun, out)
+        val codeCount = if (byLength) largestLengthGroup else dictSize
+        keepCodes(codes, m, codeCount - 1L, candidates.best, out)
+        writeCodes(codes, m, codeCount, runs, maxRun, out)
       case _ =>
         if (count > 0) out.putBytes(src, starts(0), total.toInt) // valid values are contiguous, nulls hold no bytes
     }

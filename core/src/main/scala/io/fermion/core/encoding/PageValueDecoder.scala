@@ -10,6 +10,7 @@ import io.fermion.core.layout.PageEncoding
   * reader; the returned bytes are valid until the next call. */
 final private[core] class PageValueDecoder {
   private val scratch = new LongScratch
+  private val huffman = new HuffmanScratch
   private var out = new Array[Byte](0)
   private def outOf(n: Long): Array[Byte] = {
     if (n > Int.MaxValue - 16) throw new MalformedPageException(s"page decodes to $n bytes")
@@ -75,6 +76,16 @@ final private[core] class PageValueDecoder {
         val d = scratch.second(math.max(1, n - 1))
         r.forBlock(math.max(0, n - 1), d, "FOR deltas")
         prefixSum(first, d, n, zigzag = false, v)
+      case PageEncoding.Huffman =>
+        val reference = r.i64("reference")
+        HuffmanBlock.decode(r, n, v, huffman, "Huffman block")
+        var i = 0
+        while (i < n) { v(i) += reference; i += 1 }
+      case PageEncoding.DeltaHuffman =>
+        val first = r.i64("first value")
+        val d = scratch.second(math.max(1, n - 1))
+        HuffmanBlock.decode(r, math.max(0, n - 1), d, huffman, "Huffman block of differences")
+        prefixSum(first, d, n, zigzag = true, v)
       case PageEncoding.Dictionary =>
         val size = r.u32("dictionary size")
         if (size == 0 || size > n || size.toLong * width > r.remaining)
@@ -121,7 +132,7 @@ final private[core] class PageValueDecoder {
     if (at != n) throw new MalformedPageException(s"runs cover $at of the page's $n values")
   }
 
-  /** A dictionary's codes: u8 scheme (BITPACK or RLE), then its body; every code below `size`. */
+  /** A dictionary's codes: u8 scheme (BITPACK, RLE or HUFFMAN), then its body; every code below `size`. */
   private def readCodes(r: EncodedReader, n: Int, size: Int, codes: Array[Long]): Unit = {
     r.u8("code scheme") match {
       case PageEncoding.BitPack =>
@@ -129,6 +140,7 @@ final private[core] class PageValueDecoder {
         if (w > 32) throw new MalformedPageException(s"code bit width $w")
         r.packed(n, w, 0L, codes, "dictionary codes")
       case PageEncoding.Rle => readRle(r, n, codes)
+      case PageEncoding.Huffman => HuffmanBlock.decode(r, n, codes, huffman, "Huffman-coded dictionary codes")
       case other => throw new MalformedPageException(s"unknown dictionary code scheme $other")
     }
     var i = 0

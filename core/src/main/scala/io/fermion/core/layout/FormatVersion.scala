@@ -11,8 +11,10 @@ package io.fermion.core.layout
   * directory before the first CMB (settings bit 2), which 1.4 readers ignore except that in a
   * batch-mode file they no longer find the batch index where they look for it (they reject batch
   * lookups as an invalid file, and read every column); 1.6 added the page codec zstd-primed-blocks
-  * (3), which a 1.5 reader reports as "unknown page codec". */
+  * (3), which a 1.5 reader reports as "unknown page codec"; 1.7 added the page encodings HUFFMAN (9)
+  * and DELTA_HUFFMAN (10) and Huffman-coded dictionary codes (code scheme 9), which a 1.6 reader
+  * reports as an unknown page encoding or a malformed page. */
 private[core] object FormatVersion {
   val Major: Int = 1
-  val Minor: Int = 6
+  val Minor: Int = 7
 }

@@ -74,13 +74,33 @@ private[core] object PageEncoding {
     * the node's OFFSETS already give: values whose lengths tell them apart need no code bits. */
   val DictionaryByLength: Int = 8
 
+  /** Integers (1.7): a reference, then `value - reference` as a Huffman block (bins coded by their
+    * frequency, offsets within bins raw); also the code scheme of Huffman-coded dictionary codes. */
+  val Huffman: Int = 9
+
+  /** Integers (1.7): first value, then zigzag-encoded differences as a Huffman block. */
+  val DeltaHuffman: Int = 10
+
   val all: IndexedSeq[Int] =
-    IndexedSeq(Plain, Constant, Rle, BitPack, For, Delta, DeltaFor, Dictionary, DictionaryByLength)
+    IndexedSeq(
+      Plain,
+      Constant,
+      Rle,
+      BitPack,
+      For,
+      Delta,
+      DeltaFor,
+      Dictionary,
+      DictionaryByLength,
+      Huffman,
+      DeltaHuffman
+    )
 
   def name(id: Int): String = id match {
     case Plain => "plain"; case Constant => "constant"; case Rle => "rle"; case BitPack => "bitpack"
     case For => "for"; case Delta => "delta"; case DeltaFor => "delta_for"; case Dictionary => "dictionary"
-    case DictionaryByLength => "dictionary_by_length"; case other => s"unknown($other)"
+    case DictionaryByLength => "dictionary_by_length"; case Huffman => "huffman"; case DeltaHuffman => "delta_huffman"
+    case other => s"unknown($other)"
   }
 
   def parse(name: String): Int = {

@@ -75,7 +75,7 @@ object OptionRegistry {
     Write,
     "`all`",
     "page encodings the writer may choose from, per page: `all`, or a comma-separated list of `plain`, `constant`, " +
-      "`rle`, `bitpack`, `for`, `delta`, `delta_for`, `dictionary`, `dictionary_by_length` (PLAIN stays the fallback where " +
+      "`rle`, `bitpack`, `for`, `delta`, `delta_for`, `dictionary`, `dictionary_by_length`, `huffman`, `delta_huffman` (PLAIN stays the fallback where " +
       "none of them applies)",
     perColumn = true
   )(EncodingSet.parse)

@@ -15,6 +15,7 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * `compressionBlockSize` is compressed in blocks ([[ZstdBlocks]]), those after the first primed
   * with it. */
 final private[core] class PageWriter(out: PositionedOutputFile) {
+  import PageWriter._
   private val crc = new CRC32
   private val encoder = new PageEncoder
   private val encoded = new GrowableBytes(1 << 16)
@@ -22,6 +23,9 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   // A second candidate body and its blocks (see writeFixed).
   private val alternative = new GrowableBytes(1 << 16)
   private val alternativeBlocked = new GrowableBytes(1 << 16)
+  // The page with Huffman blocks (see withEntropyAlternative).
+  private val entropy = new GrowableBytes(1 << 16)
+  private val entropyBlocked = new GrowableBytes(1 << 16)
   private val counts = new Array[Long](PageEncoding.all.size)
 
   /** How many pages were written with each encoding (for tests and benchmarks). */
@@ -38,16 +42,17 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   def writeFixed(bytes: Array[Byte], off: Int, n: Int, width: Int, col: ColumnWriteOptions): Int = {
     encoded.clear()
     val chosen = encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded)
-    val first = store(encoded, blocked, col)
+    val first = Body(chosen, encoded, store(encoded, blocked, col))
     if (
       chosen != PageEncoding.Delta && col.compression != PageCodec.None && encoder.lastMayCompressAsDelta(col.encodings)
     ) {
       alternative.clear()
       val delta = encoder.encodeLastAsDelta(alternative)
       val second = store(alternative, alternativeBlocked, col)
-      if (second.length.toLong * 8 <= first.length.toLong * 7) return write(delta, n, alternative, second, col)
+      if (second.length.toLong * 8 <= first.stored.length.toLong * 7)
+        return write(withEntropyAlternative(Body(delta, alternative, second), col), n, col)
     }
-    write(chosen, n, encoded, first, col)
+    write(withEntropyAlternative(first, col), n, col)
   }
 
   def writeVariable(
@@ -64,10 +69,19 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
 
   /** Writes the encoded page and returns its size on disk (header included). */
   private def emit(encoding: Int, valueCount: Int, col: ColumnWriteOptions): Int =
-    write(encoding, valueCount, encoded, store(encoded, blocked, col), col)
+    write(withEntropyAlternative(Body(encoding, encoded, store(encoded, blocked, col)), col), valueCount, col)
 
-  /** A body as stored: its bytes at `array(0 until length)` and the codec that made them. */
-  final private case class Stored(array: Array[Byte], length: Int, codec: Int)
+  /** The page with Huffman blocks instead of `page` when that stores at least 1/32 less: entropy
+    * coding decodes slower than bit unpacking, and zstd often does as well on the other bodies,
+    * so the Huffman form is measured against the stored size of the page, not its encoded one. */
+  private def withEntropyAlternative(page: Body, col: ColumnWriteOptions): Body = {
+    val size = encoder.entropyAlternativeSize(col.encodings)
+    if (size < 0 || size * 32 > page.stored.length.toLong * 31) return page
+    entropy.clear()
+    val encoding = encoder.encodeEntropyAlternative(encoded, entropy)
+    val stored = store(entropy, entropyBlocked, col)
+    if (stored.length.toLong * 32 <= page.stored.length.toLong * 31) Body(encoding, entropy, stored) else page
+  }
 
   /** `body` compressed with the column's codec (in blocks into `blocks` when it is larger than
     * the column's block size), or as it is. */
@@ -96,7 +110,8 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
     if (c.length.toLong * 8 <= len.toLong * 7) c else Stored(body.array, len, PageCodec.None)
   }
 
-  private def write(encoding: Int, valueCount: Int, body: GrowableBytes, s: Stored, col: ColumnWriteOptions): Int = {
+  private def write(page: Body, valueCount: Int, col: ColumnWriteOptions): Int = {
+    val Body(encoding, body, s) = page
     val checksum = if (col.pageChecksums) {
       crc.reset(); crc.update(s.array, 0, s.length); crc.getValue.toInt
     } else 0
@@ -105,4 +120,13 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
     counts(encoding) += 1
     PageHeader.Size + s.length
   }
+}
+
+private object PageWriter {
+
+  /** A body as stored: its bytes at `array(0 until length)` and the codec that made them. */
+  final case class Stored(array: Array[Byte], length: Int, codec: Int)
+
+  /** A page's encoding, its body and the body as stored. */
+  final case class Body(encoding: Int, body: GrowableBytes, stored: Stored)
 }

@@ -210,6 +210,15 @@ object CompatCorpus {
         ArrowTestData.randomRoot(flat, 5000, 110, pool = 50),
         WriterOptions(compressionBlockSize = 1024, encodings = EncodingSet.PlainOnly, stripeMaxRows = 2500)
       )
+    // 1.7: Huffman blocks: dates of orders (DELTA_HUFFMAN), small counts (HUFFMAN), a few strings
+    // (dictionary codes Huffman-coded), with nulls.
+    if (FormatVersion.Minor >= 7)
+      file(
+        dir,
+        "huffman",
+        huffmanRoot(new Random(111), 6000),
+        WriterOptions(pageRows = 1024, compression = PageCodec.None)
+      )
     // 1.5: a file wide enough to be opened column by column through its column directory.
     if (FormatVersion.Minor >= 5) {
       val wide = (0 until 300).map(i => flat(i % flat.size)).zipWithIndex.map { case (f, i) =>
@@ -217,6 +226,37 @@ object CompatCorpus {
       }
       file(dir, "wide", ArrowTestData.randomRoot(wide, 30, 109, pool = 3), WriterOptions(stripeMaxRows = 20))
     }
+  }
+
+  /** Columns whose pages the writer stores as Huffman blocks (1.7). */
+  def huffmanRoot(rnd: Random, rows: Int): VectorSchemaRoot = {
+    val fields = Seq(
+      ArrowTestData.field("shipdate", new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY)),
+      ArrowTestData.field("quantity", new ArrowType.Int(64, true)),
+      ArrowTestData.field("mode", ArrowType.Utf8.INSTANCE)
+    )
+    val r = VectorSchemaRoot.create(new Schema(fields.asJava), TestFiles.allocator)
+    r.allocateNew()
+    val dates = r.getVector(0).asInstanceOf[org.apache.arrow.vector.DateDayVector]
+    val quantity = r.getVector(1).asInstanceOf[org.apache.arrow.vector.BigIntVector]
+    val mode = r.getVector(2).asInstanceOf[org.apache.arrow.vector.VarCharVector]
+    val modes = Array("AIR", "FOB", "MAIL", "RAIL", "SHIP", "TRUCK", "REG AIR").map(_.getBytes(StandardCharsets.UTF_8))
+    var i = 0
+    while (i < rows) {
+      val day = 8035 + rnd.nextInt(2406)
+      val lines = 1 + rnd.nextInt(7)
+      var l = 0
+      while (l < lines && i < rows) {
+        if (rnd.nextInt(50) == 0) dates.setNull(i) else dates.setSafe(i, day + 1 + rnd.nextInt(121))
+        if (rnd.nextInt(50) == 0) quantity.setNull(i) else quantity.setSafe(i, 1L + rnd.nextInt(50))
+        // skewed: AIR half the time
+        if (rnd.nextInt(50) == 0) mode.setNull(i)
+        else mode.setSafe(i, modes(if (rnd.nextBoolean()) 0 else rnd.nextInt(modes.length)))
+        i += 1; l += 1
+      }
+    }
+    r.getFieldVectors.asScala.foreach(_.setValueCount(rows)); r.setRowCount(rows)
+    r
   }
 
   /** A batch-mode file (1.3): `batched.fermion`, its rows in `batched.jsonl` and its batches (id and

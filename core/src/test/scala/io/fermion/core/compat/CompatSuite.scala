@@ -122,6 +122,33 @@ class CompatSuite extends AnyFunSuite {
     }
   }
 
+  test("the 1.7 corpus holds every form of Huffman block") {
+    val f = Paths.get(getClass.getResource("/compat/1.7/files/huffman.fermion").toURI)
+    val encodings = io.fermion.core.inspect.FileInspector.inspect(f.toString, TestFiles.conf).columns
+      .flatMap(_.streams).flatMap(_.encodings.map(_._1)).toSet
+    assert(Set("huffman", "delta_huffman").subsetOf(encodings), encodings)
+    // The first DATA page of the strings (column 2), parsed by format 5.7.4: a dictionary whose
+    // code block's scheme byte is 9 (HUFFMAN).
+    val r = FermionFileReader.open(new Path(f.toUri), TestFiles.conf, ReaderOptions())
+    val pageAt =
+      try {
+        val m = r.columnMetadata(2).get
+        m.fullOffset(m.streamTypeIndexOf(io.fermion.core.layout.StreamType.Data), 0).toInt
+      } finally r.close()
+    val b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN)
+    assert(b.get(pageAt + 16) == 0 && Set(7, 8).contains(b.get(pageAt + 17).toInt), "an uncompressed dictionary page")
+    val body = pageAt + 20
+    // u32 m, u32 D, FOR(D) of the entries' lengths (i64 reference, u8 width, packed words)
+    val entries = b.getInt(body + 4)
+    val reference = b.getLong(body + 8)
+    val width = b.get(body + 16) & 0xff
+    assert(entries * width <= 64, "the lengths of this corpus's few entries fit one word")
+    val word = b.getLong(body + 17)
+    val entryBytes = (0 until entries).map(e => reference + ((word >>> (e * width)) & ((1L << width) - 1))).sum
+    val lengthsEnd = body + 17 + (if (entries * width == 0) 0 else 8)
+    assert(b.get(lengthsEnd + entryBytes.toInt) == 9, "code scheme")
+  }
+
   test("a newer minor version with a page encoding this reader does not know fails on that page only") {
     for (v <- versions) {
       val f = v.resolve("files").resolve("flat-encodings.fermion")

@@ -195,7 +195,13 @@ object FuzzShapes {
       // format 1.6) and alone (zstd-blocks, 1.4), with and without CRCs.
       written("blocks", flatRoot(2000, 40, pool = 60), blocks),
       written("blocks-nocrc", flatRoot(2000, 41, pool = 60), blocks.copy(pageChecksums = false)),
-      written("blocks-unprimed", flatRoot(2000, 42, pool = 60), blocks.copy(compressionBlockPrime = false))
+      written("blocks-unprimed", flatRoot(2000, 42, pool = 60), blocks.copy(compressionBlockPrime = false)),
+      // Huffman blocks (format 1.7): HUFFMAN, DELTA_HUFFMAN and Huffman-coded dictionary codes.
+      written(
+        "huffman",
+        io.fermion.core.compat.CompatCorpus.huffmanRoot(new scala.util.Random(43), 3000),
+        WriterOptions(stripeMaxRows = 1500, pageRows = 256, compression = none)
+      )
     ) ++ Seq(
       PageEncoding.Constant,
       PageEncoding.Rle,
