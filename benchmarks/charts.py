@@ -27,6 +27,8 @@ CHARTS = {
                  axis="speedup (higher is better, log scale)", ref=1.0),
     "encodings": dict(columns=["Fermion / Parquet", "Fermion / ORC"],
                       axis="file size relative to the other format (lower is better)", ref=1.0),
+    "sizes": dict(columns=["Fermion / Parquet"], axis="Fermion's size relative to Parquet-zstd (lower is better)",
+                  ref=1.0),
     "convert": dict(columns=["after / before"], axis="bytes after / bytes before", ref=1.0),
     "decode": dict(label_columns=2, columns=["decode GB/s", "memcpy GB/s"], axis="GB/s per core (higher is better)"),
     "merge": dict(columns=["time vs MERGE", "written vs MERGE"], axis="relative to MERGE (lower is better)", ref=1.0),

@@ -12,6 +12,7 @@
 #   benchmarks/run.sh convert [--rows N]      fermion convert of the 6M-row lineitem, both ways (not part of "all")
 #   benchmarks/run.sh merge [--rows N] [--changed 0.01]   MERGE of 1 % changed rows vs rewriting the table (not part of "all")
 #   benchmarks/run.sh tpch [--scale 1] [--reps 5] [--queries 1,6]   the 22 TPC-H queries, Fermion vs Parquet
+#   benchmarks/run.sh sizes [--scale 1]       TPC-H table sizes: Fermion, Parquet, Vortex, Lance (not part of "all")
 #   benchmarks/run.sh decode                  core decode throughput per page encoding next to memcpy (JVM, no Spark)
 #   benchmarks/run.sh wide-open [--columns 1000,10000,100000]   open a wide file, read 10 columns: time and metadata bytes (JVM, no Spark)
 #   benchmarks/run.sh charts [name ...]       only re-render the charts of committed results tables

@@ -115,6 +115,27 @@ class HuffmanBlockSuite extends AnyFunSuite {
     assert(decode(body, 5).toSeq == Seq(0L, 1L, 5L, 7L, 0L))
   }
 
+  test("the largest block a page may hold: the widest alphabet, eight lanes; readers accept its size") {
+    // M = 12, every symbol described, the last two coded (1 bit each): the last one's values are
+    // (2^12 + 4095) << 51 plus 51 offset bits. One value, in lane 0 of 8.
+    val m = 12
+    val symbols = HuffmanBlock.alphabetSize(m)
+    val b = ByteBuffer.allocate(1 + 4 + symbols / 2 + 1 + 4 * 8 + 8).order(ByteOrder.LITTLE_ENDIAN)
+    b.put(m.toByte).putInt(symbols)
+    (0 until symbols / 2 - 1).foreach(_ => b.put(0.toByte))
+    b.put(0x11.toByte) // symbols S-2 and S-1: length 1 each (codes 0 and 1)
+    b.put(8.toByte).putInt(1)
+    (1 until 8).foreach(_ => b.putInt(0))
+    b.putLong(1L | (5L << 1)) // code 1 (symbol S-1), then offset 5 in 51 bits
+    val body = b.array()
+    val expected = ((1L << 12) | 4095L) << 51 | 5L
+    assert(decode(body, 1).toSeq == Seq(expected))
+    assert(
+      8 + body.length <= io.fermion.core.read.PageDecoder.maxBodyBytes(PageValues.Fixed(8), 1, Long.MaxValue),
+      "a HUFFMAN page of one value with this block is within the raw size readers accept"
+    )
+  }
+
   test("damaged blocks fail with MalformedPageException") {
     def bad(body: Array[Byte], k: Int, clue: String): Unit =
       intercept[MalformedPageException](decode(body, k)).getMessage.ensuring(_ != null, clue)

@@ -24,6 +24,12 @@ private[core] object HuffmanBlock {
   /** The longest code a block may have (lengths are stored in 4 bits). */
   val MaxCodeLength = 15
 
+  /** The most bytes a block takes besides 78 bits per value (a code of 15 bits and an offset of
+    * 63): its header and code lengths at the widest alphabet, lane counts, and each lane's last,
+    * partial word. Bounds the raw size of a page a reader accepts (format 15.4). Declared after
+    * the constants it uses, which an object initialises in order. */
+  val MaxHeaderBytes: Long = 1 + 4 + (alphabetSize(MaxMantissaBits) + 1) / 2 + 1 + 4 * MaxLanes + 8 * MaxLanes
+
   /** Symbols `0 until alphabetSize(m)` exist for mantissa width `m`. */
   def alphabetSize(m: Int): Int = (65 - m) << m
 
@@ -194,9 +200,10 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
 
 private object BitReader {
 
-  /** Four lanes decoded in step, `56 / maxBits` values of each per refill (a fixed count, so no
-    * branch depends on the data); the four chains of table lookups overlap in the CPU. Returns how
-    * many values it decoded (whole groups); the caller decodes the rest value by value. */
+  /** Four lanes decoded two at a time (lanes 0 and 1, then 2 and 3: two chains of table lookups
+    * overlap in the CPU, and their state stays in registers), `56 / maxBits` values of each per
+    * refill (a fixed count, so no branch depends on the data). Returns how many values it decoded
+    * (whole groups); the caller decodes the rest value by value. */
   def decodeFourLanes(
       readers: Array[BitReader],
       k: Int,
@@ -207,33 +214,44 @@ private object BitReader {
   ): Int = {
     val per = 56 / maxBits
     val whole = k - k % (4 * per)
-    val r0 = readers(0); val r1 = readers(1); val r2 = readers(2); val r3 = readers(3)
-    var i = 0
-    while (i < whole) {
-      r0.refill(); r1.refill(); r2.refill(); r3.refill()
-      var b0 = r0.buf; var b1 = r1.buf; var b2 = r2.buf; var b3 = r3.buf
-      var u0 = 0; var u1 = 0; var u2 = 0; var u3 = 0
+    decodePair(readers(0), readers(1), 0, whole, out, table, mask, per)
+    decodePair(readers(2), readers(3), 2, whole, out, table, mask, per)
+    whole
+  }
+
+  /** Values `first + 4g` (lane `ra`) and `first + 1 + 4g` (lane `rb`) for `4g < whole`. */
+  private def decodePair(
+      ra: BitReader,
+      rb: BitReader,
+      first: Int,
+      whole: Int,
+      out: Array[Long],
+      table: Array[Long],
+      mask: Int,
+      per: Int
+  ): Unit = {
+    var i = first
+    val end = whole + first
+    while (i < end) {
+      ra.refill(); rb.refill()
+      var a = ra.buf; var b = rb.buf
+      var usedA = 0; var usedB = 0
       var j = 0
       while (j < per) {
-        val e0 = table(b0.toInt & mask); val e1 = table(b1.toInt & mask)
-        val e2 = table(b2.toInt & mask); val e3 = table(b3.toInt & mask)
-        val l0 = (e0 & 15).toInt; val o0 = ((e0 >>> 4) & 63).toInt
-        val l1 = (e1 & 15).toInt; val o1 = ((e1 >>> 4) & 63).toInt
-        val l2 = (e2 & 15).toInt; val o2 = ((e2 >>> 4) & 63).toInt
-        val l3 = (e3 & 15).toInt; val o3 = ((e3 >>> 4) & 63).toInt
-        out(i) = (e0 >>> 10) | ((b0 >>> l0) & ((1L << o0) - 1))
-        out(i + 1) = (e1 >>> 10) | ((b1 >>> l1) & ((1L << o1) - 1))
-        out(i + 2) = (e2 >>> 10) | ((b2 >>> l2) & ((1L << o2) - 1))
-        out(i + 3) = (e3 >>> 10) | ((b3 >>> l3) & ((1L << o3) - 1))
-        b0 >>>= l0 + o0; b1 >>>= l1 + o1; b2 >>>= l2 + o2; b3 >>>= l3 + o3
-        u0 += l0 + o0; u1 += l1 + o1; u2 += l2 + o2; u3 += l3 + o3
+        val ea = table(a.toInt & mask)
+        val eb = table(b.toInt & mask)
+        val la = (ea & 15).toInt; val oa = ((ea >>> 4) & 63).toInt
+        val lb = (eb & 15).toInt; val ob = ((eb >>> 4) & 63).toInt
+        out(i) = (ea >>> 10) | ((a >>> la) & ((1L << oa) - 1))
+        out(i + 1) = (eb >>> 10) | ((b >>> lb) & ((1L << ob) - 1))
+        a >>>= la + oa; b >>>= lb + ob
+        usedA += la + oa; usedB += lb + ob
         i += 4
         j += 1
       }
-      r0.buf = b0; r1.buf = b1; r2.buf = b2; r3.buf = b3
-      r0.avail -= u0; r1.avail -= u1; r2.avail -= u2; r3.avail -= u3
+      ra.buf = a; rb.buf = b
+      ra.avail -= usedA; rb.avail -= usedB
     }
-    whole
   }
 }
 

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
-import io.fermion.core.encoding.{MalformedPageException, PageValueDecoder, PageValues}
+import io.fermion.core.encoding.{MalformedPageException, PageValueDecoder, PageValues, HuffmanBlock}
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
@@ -280,7 +280,10 @@ private[core] object PageDecoder {
   def maxBodyBytes(kind: PageValues, n: Int, maxBytes: Long): Long = kind match {
     case PageValues.Bitmap => 24L + 8L * n // RLE: 14 bytes + n run lengths of up to 64 bits
     case PageValues.Fixed(w) if w > 8 => 16L + w.toLong * n
-    case PageValues.Fixed(_) => 32L + 24L * n // DICTIONARY with run-length codes: 27 + (w + 16) n
-    case PageValues.Variable => 64L + 24L * n + math.min(math.max(0L, maxBytes), 1L << 40)
+    // DICTIONARY with run-length codes: 27 + (w + 16) n; a Huffman block's values take at most
+    // 78 bits each, after code lengths and lane counts of at most HuffmanBlock.MaxHeaderBytes.
+    case PageValues.Fixed(_) => 32L + 24L * n + HuffmanBlock.MaxHeaderBytes
+    case PageValues.Variable =>
+      64L + 24L * n + HuffmanBlock.MaxHeaderBytes + math.min(math.max(0L, maxBytes), 1L << 40)
   }
 }
