@@ -94,7 +94,7 @@ def test_huffman_blocks_shrink_dates_of_orders(spark, tmp_table):
     """Format 1.7: lineitem-like ship dates (1-7 lines per order, each 1-121 days after the order's
     date) become DELTA_HUFFMAN pages, smaller than the lightweight encodings make them, and read
     back as Parquet does."""
-    orders = spark.range(40_000, numPartitions=1).select(
+    orders = spark.range(12_000, numPartitions=1).select(
         F.col("id").alias("order"),
         (F.lit(8035) + F.floor(F.rand(1) * 2406)).cast("int").alias("day"),
         (F.floor(F.rand(2) * 7) + 1).cast("int").alias("lines"))

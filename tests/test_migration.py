@@ -203,7 +203,7 @@ def test_inspect_file_json_matches_known_content_and_schema(known_file):
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     schema_validator().validate(report)
-    assert report["format_version"] == "1.6" and report["rows"] == 10000
+    assert report["format_version"] == "1.7" and report["rows"] == 10000
     # format 1.5: a column directory of 3 top-level columns, 32 * 3 + 4 * 1 + 24 bytes (format.md 10.1)
     assert report["settings"]["column_directory"] and report["metadata"]["column_directory_bytes"] == 124
     assert [s["rows"] for s in report["stripes"]] == [4000, 4000, 2000]
@@ -224,7 +224,7 @@ def test_inspect_file_json_matches_known_content_and_schema(known_file):
     schema_validator().validate(narrowed)
     assert [c["name"] for c in narrowed["columns"]] == ["s"] and [s["index"] for s in narrowed["stripes"]] == [2]
     text = run("inspect", file, "--stripe", "0").stdout
-    for expected in ("format version 1.6", "column directory on", "10,000 rows", "id: int64 not null  (field id 0)", "a: int64 not null  (field id 3)",
+    for expected in ("format version 1.7", "column directory on", "10,000 rows", "id: int64 not null  (field id 0)", "a: int64 not null  (field id 3)",
                      "min 0  max 3999", "bloom filters", "stripe 0:", "Read "):
         assert expected in text, text
 

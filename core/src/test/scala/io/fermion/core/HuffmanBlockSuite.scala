@@ -22,10 +22,10 @@ class HuffmanBlockSuite extends AnyFunSuite {
     java.util.Arrays.copyOf(out.array, out.length)
   }
 
-  private def decode(body: Array[Byte], k: Int): Array[Long] = {
+  private def decode(body: Array[Byte], k: Int, add: Long = 0L): Array[Long] = {
     val out = new Array[Long](k)
     val r = new EncodedReader(body, 0, body.length)
-    HuffmanBlock.decode(r, k, out, new HuffmanScratch, "block")
+    HuffmanBlock.decode(r, k, out, new HuffmanScratch, "block", add)
     assert(r.remaining == 0, "the block is consumed exactly")
     out
   }
@@ -55,6 +55,9 @@ class HuffmanBlockSuite extends AnyFunSuite {
     for (round <- 0 until 3; (shape, u) <- distributions(rnd); m <- 0 to HuffmanEncoder.MaxWriterMantissa) {
       val body = encode(u, m)
       assert(decode(body, u.length).sameElements(u), s"$shape at width $m (round $round)")
+      // a reference added while decoding (HUFFMAN pages), wrapping like the format's arithmetic
+      val add = Seq(-5L, 1L << 52, -(1L << 52) - 1, Long.MinValue, Long.MaxValue, 8035L)(round * 2 + (m & 1))
+      assert(decode(body, u.length, add).sameElements(u.map(_ + add)), s"$shape at width $m plus $add")
       // code lengths are at most the writer's limit, whatever the distribution
       val symbols = ByteBuffer.wrap(body, 1, 4).order(ByteOrder.LITTLE_ENDIAN).getInt
       val lengths = (0 until symbols).map(s => (body(5 + s / 2) >> ((s & 1) * 4)) & 15)

@@ -43,8 +43,16 @@ private[core] object HuffmanBlock {
   /** The number of offset bits after symbol `s`. */
   def offsetBits(s: Int, m: Int): Int = if (s < (1 << m)) 0 else (s >>> m) - 1
 
-  /** Decodes a block of `k` values into `out(0 until k)`. */
-  def decode(r: EncodedReader, k: Int, out: Array[Long], scratch: HuffmanScratch, what: String): Unit = {
+  /** Decodes a block of `k` values into `out(0 until k)`, each plus `add` (mod 2^64: a HUFFMAN
+    * page's reference, added in the same pass). */
+  def decode(
+      r: EncodedReader,
+      k: Int,
+      out: Array[Long],
+      scratch: HuffmanScratch,
+      what: String,
+      add: Long = 0L
+  ): Unit = {
     val m = r.u8(s"$what mantissa width")
     if (m > MaxMantissaBits) throw new MalformedPageException(s"$what has mantissa width $m (at most $MaxMantissaBits)")
     val symbols = r.u32(s"$what symbol count")
@@ -71,8 +79,8 @@ private[core] object HuffmanBlock {
     if (kraft != (1L << MaxCodeLength))
       throw new MalformedPageException(s"$what code lengths do not form a complete prefix code")
     // Per symbol the first value of its bin; the table, indexed by the next maxLength bits of the
-    // stream, holds (that value, or the symbol when some bin starts at 2^54 or above) << 10 |
-    // offset bits << 4 | code length.
+    // stream, holds (that value plus `add`, signed, or the symbol when that may not fit in 54
+    // bits) << 10 | offset bits << 4 | code length.
     val base = scratch.bases(symbols)
     val small = 1 << m
     var maxBits = 0
@@ -88,7 +96,7 @@ private[core] object HuffmanBlock {
       }
       s += 1
     }
-    val basesInTable = java.lang.Long.compareUnsigned(maxBase, 1L << 54) < 0
+    val basesInTable = java.lang.Long.compareUnsigned(maxBase, 1L << 52) < 0 && add >= -(1L << 52) && add <= (1L << 52)
     val table = scratch.table(1 << maxLength)
     val next = new Array[Int](MaxCodeLength + 2)
     canonicalFirstCodes(perLength, next)
@@ -98,7 +106,7 @@ private[core] object HuffmanBlock {
       if (len > 0) {
         val c = next(len); next(len) += 1
         var i = Integer.reverse(c) >>> (32 - len)
-        val entry = ((if (basesInTable) base(s) else s.toLong) << 10) | (offsetBits(s, m) << 4) | len
+        val entry = ((if (basesInTable) base(s) + add else s.toLong) << 10) | (offsetBits(s, m) << 4) | len
         while (i < (1 << maxLength)) { table(i) = entry; i += 1 << len }
       }
       s += 1
@@ -130,7 +138,7 @@ private[core] object HuffmanBlock {
       else 0
     var i = done
     val bases = if (basesInTable) null else base
-    while (i < k) { readers(i % lanes).decodeOne(out, i, table, mask, bases); i += 1 }
+    while (i < k) { readers(i % lanes).decodeOne(out, i, table, mask, bases, add); i += 1 }
     lane = 0
     while (lane < lanes) { readers(lane).checkEnd(); lane += 1 }
   }
@@ -166,9 +174,9 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
     avail |= 56
   }
 
-  /** Decodes one value into `out(i)` (any offset length, up to 63 bits); `base` is null when the
-    * table holds the bins' first values. */
-  def decodeOne(out: Array[Long], i: Int, table: Array[Long], mask: Int, base: Array[Long]): Unit = {
+  /** Decodes one value plus `add` into `out(i)` (any offset length, up to 63 bits); `base` is null
+    * when the table holds the bins' first values (plus `add`). */
+  def decodeOne(out: Array[Long], i: Int, table: Array[Long], mask: Int, base: Array[Long], add: Long): Unit = {
     refill()
     val e = table(buf.toInt & mask)
     val len = (e & 15).toInt
@@ -187,7 +195,7 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
         buf >>>= rest; avail -= rest
         low | (high << have)
       }
-    out(i) = (if (base == null) e >>> 10 else base((e >>> 10).toInt)) | x
+    out(i) = (if (base == null) e >> 10 else base((e >>> 10).toInt) + add) + x
   }
 
   /** The lane used exactly its words: none short, none left over (format 5.7.5). */
@@ -242,8 +250,8 @@ private object BitReader {
         val eb = table(b.toInt & mask)
         val la = (ea & 15).toInt; val oa = ((ea >>> 4) & 63).toInt
         val lb = (eb & 15).toInt; val ob = ((eb >>> 4) & 63).toInt
-        out(i) = (ea >>> 10) | ((a >>> la) & ((1L << oa) - 1))
-        out(i + 1) = (eb >>> 10) | ((b >>> lb) & ((1L << ob) - 1))
+        out(i) = (ea >> 10) + ((a >>> la) & ((1L << oa) - 1))
+        out(i + 1) = (eb >> 10) + ((b >>> lb) & ((1L << ob) - 1))
         a >>>= la + oa; b >>>= lb + ob
         usedA += la + oa; usedB += lb + ob
         i += 4

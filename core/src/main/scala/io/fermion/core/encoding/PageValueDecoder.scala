@@ -77,10 +77,7 @@ final private[core] class PageValueDecoder {
         r.forBlock(math.max(0, n - 1), d, "FOR deltas")
         prefixSum(first, d, n, zigzag = false, v)
       case PageEncoding.Huffman =>
-        val reference = r.i64("reference")
-        HuffmanBlock.decode(r, n, v, huffman, "Huffman block")
-        var i = 0
-        while (i < n) { v(i) += reference; i += 1 }
+        HuffmanBlock.decode(r, n, v, huffman, "Huffman block", add = r.i64("reference"))
       case PageEncoding.DeltaHuffman =>
         val first = r.i64("first value")
         val d = scratch.second(math.max(1, n - 1))
