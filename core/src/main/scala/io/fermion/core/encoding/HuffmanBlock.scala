@@ -332,7 +332,7 @@ final private[core] class HuffmanEncoder {
     1 + 4 + ((maxSymbol + 2) >>> 1) + 1 + 4L * lanes + words * 8
   }
 
-  /** Writes `u(0 until k)` as measured by the last [[measure]] (same values). */
+  /** Writes `u(0 until k)` as measured by the last [[measure]] (same values, whose symbols it kept). */
   def write(u: Array[Long], k: Int, out: GrowableBytes): Unit = {
     val m = mantissa
     val symbols = maxSymbol + 1
@@ -364,7 +364,7 @@ final private[core] class HuffmanEncoder {
       i = lane
       while (i < k) {
         val x = u(i)
-        val sym = symbolOf(x, m)
+        val sym = symbolsOfValues(i)
         bits.put(reversed(sym), lengths(sym))
         val o = offsetBits(sym, m)
         if (o > 0) bits.put(x & ((1L << o) - 1), o)
@@ -405,12 +405,17 @@ private[core] object HuffmanEncoder {
 
   /** Optimal code lengths by the two-queue method; false when one exceeds `limit`. */
   private def huffman(weights: Array[Long], used: Array[Int], n: Int, lengths: Array[Int], limit: Int): Boolean = {
-    // Leaves sorted by weight (ties by position); internal nodes are made in nondecreasing weight.
-    val order = (0 until n).sortBy(i => (weights(i), i)).toArray
+    // Leaves sorted by weight (ties by position) as keys weight * 2^20 + position (weights below
+    // 2^31, positions below 2^20); internal nodes are made in nondecreasing weight.
+    val keys = new Array[Long](n)
+    var i = 0
+    while (i < n) { keys(i) = (weights(i) << 20) | i; i += 1 }
+    java.util.Arrays.sort(keys)
+    val order = new Array[Int](n)
     val nodeWeight = new Array[Long](2 * n - 1)
     val parent = new Array[Int](2 * n - 1)
-    var i = 0
-    while (i < n) { nodeWeight(i) = weights(order(i)); i += 1 }
+    i = 0
+    while (i < n) { order(i) = (keys(i) & 0xfffff).toInt; nodeWeight(i) = weights(order(i)); i += 1 }
     var leaf = 0
     var inner = n
     var made = n

@@ -31,9 +31,11 @@ final private[core] class PageEncoder {
   private var lastCodeMax = 0L
   private var lastCodeBlockAt = -1
   private var lastDictionaryEncoding = PageEncoding.Dictionary
-  // The smallest Huffman-coded form found by entropyAlternativeSize: encoding and mantissa width.
+  // The smallest Huffman-coded form found by entropyAlternativeSize: encoding and mantissa width;
+  // and whether it was the last one measured (`huffman` then holds its code, ready to write).
   private var entropyChoice = -1
   private var entropyMantissa = 0
+  private var entropyChoiceMeasuredLast = false
 
   private def longs(n: Int): Array[Long] = {
     if (values.length < n) values = new Array[Long](math.max(n, values.length * 2)); values
@@ -149,7 +151,9 @@ final private[core] class PageEncoder {
     PageEncoding.Delta
   }
 
-  private def forgetLastPage(): Unit = { lastFixed = false; lastCodeBlockAt = -1; entropyChoice = -1 }
+  private def forgetLastPage(): Unit = {
+    lastFixed = false; lastCodeBlockAt = -1; entropyChoice = -1; entropyChoiceMeasuredLast = false
+  }
 
   /** Keeps a dictionary page's codes (at most `max`), whose code block starts at `out`'s end. */
   private def keepCodes(codes: Array[Long], n: Int, max: Long, encoding: Int, out: GrowableBytes): Unit = {
@@ -170,6 +174,7 @@ final private[core] class PageEncoder {
     def consider(encoding: Int, u: Array[Long], k: Int, max: Long, fixedBytes: Long): Unit =
       mantissaWidths(max).foreach { m =>
         val size = fixedBytes + huffman.measure(u, k, m)
+        entropyChoiceMeasuredLast = size < best
         if (size < best) { best = size; entropyChoice = encoding; entropyMantissa = m }
       }
     if (lastFixed && lastN > 0) {
@@ -201,19 +206,19 @@ final private[core] class PageEncoder {
         var i = 0
         while (i < lastN) { u(i) = values(i) - lastMin; i += 1 }
         out.putLong(lastMin)
-        huffman.measure(u, lastN, m)
+        if (!entropyChoiceMeasuredLast) huffman.measure(u, lastN, m)
         huffman.write(u, lastN, out)
         PageEncoding.Huffman
       case PageEncoding.DeltaHuffman =>
         val z = zigzagDeltas(lastN)
         out.putLong(values(0))
-        huffman.measure(z, lastN - 1, m)
+        if (!entropyChoiceMeasuredLast) huffman.measure(z, lastN - 1, m)
         huffman.write(z, lastN - 1, out)
         PageEncoding.DeltaHuffman
       case _ =>
         out.putBytes(first.array, 0, lastCodeBlockAt)
         out.putByte(PageEncoding.Huffman)
-        huffman.measure(lastCodes, lastCodeCount, m)
+        if (!entropyChoiceMeasuredLast) huffman.measure(lastCodes, lastCodeCount, m)
         huffman.write(lastCodes, lastCodeCount, out)
         lastDictionaryEncoding
     }
