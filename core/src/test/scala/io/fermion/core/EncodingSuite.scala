@@ -391,7 +391,7 @@ class EncodingSuite extends AnyFunSuite {
 
   test("bit packing round-trips every width") {
     val rnd = new Random(8)
-    for (width <- 0 to 64; n <- Seq(0, 1, 2, 7, 8, 9, 63, 64, 65, 1000)) {
+    for (width <- 0 to 64; n <- Seq(0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000)) {
       val mask = if (width == 64) -1L else (1L << width) - 1
       val values = Array.fill(n)(rnd.nextLong() & mask)
       val out = new GrowableBytes()
@@ -406,9 +406,9 @@ class EncodingSuite extends AnyFunSuite {
       val back = new Array[Long](n)
       BitPacking.unpack(src, at, n, width, 1000L, back)
       assert(back.sameElements(values.map(_ + 1000L)), s"width $width, n $n")
-      // A run from a later value (what a take of some rows reads): from the word holding its first bit.
-      if (n > 1) {
-        val first = 1 + rnd.nextInt(n - 1)
+      // A run from a later value (what a take of some rows reads): from the word holding its first
+      // bit. Value 8 starts on a byte boundary (groups of eight from a byte-aligned start).
+      for (first <- (if (n > 1) Seq(1 + rnd.nextInt(n - 1)) else Nil) ++ (if (n > 8) Seq(8) else Nil)) {
         val word = (first.toLong * width) >>> 6
         val run = new Array[Long](n - first)
         BitPacking.unpack(src, at + 8 * word.toInt, n - first, width, 0L, run, first.toLong * width - 64 * word)

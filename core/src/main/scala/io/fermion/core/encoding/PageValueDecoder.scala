@@ -23,10 +23,16 @@ final private[core] class PageValueDecoder {
   var plainOffset: Int = 0
   var plainLength: Int = 0
 
+  /** When a fixed-width page of up to 8-byte values was decoded with `keepLongs`: its values, one
+    * `i64` each (`valueCount` of them), not yet cut to their PLAIN bytes (then `plainArray` is
+    * null); a caller writing them to their destination itself saves a pass over the page. */
+  var longValues: Array[Long] = null
+
   /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
     * pages (the bytes their OFFSETS still allow); `valueLengths` gives the lengths of a variable
     * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
-    * at hand, and such a page is rejected). */
+    * at hand, and such a page is rejected). With `keepLongs`, an encoded page of fixed-width values
+    * of up to 8 bytes stops at its values in [[longValues]]. */
   def decode(
       encoding: Int,
       src: Array[Byte],
@@ -35,18 +41,21 @@ final private[core] class PageValueDecoder {
       n: Int,
       values: PageValues,
       maxBytes: Long,
-      valueLengths: () => Array[Int] = null
+      valueLengths: () => Array[Int] = null,
+      keepLongs: Boolean = false
   ): Unit = {
+    longValues = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
     val r = new EncodedReader(src, off, len)
     plainOffset = 0
     values match {
       case PageValues.Bitmap => decodeBitmap(encoding, r, n)
       case PageValues.Fixed(w) if w > 8 => decodeWide(encoding, r, n, w)
-      case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w)
+      case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
       case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths)
     }
-    plainArray = out
+    // `out` may have grown while decoding.
+    plainArray = if (longValues != null) null else out
     if (r.remaining != 0) throw new MalformedPageException(
       s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
     )
@@ -55,7 +64,7 @@ final private[core] class PageValueDecoder {
   private def unsupported(encoding: Int, what: String): Nothing =
     throw new MalformedPageException(s"encoding ${PageEncoding.name(encoding)} does not apply to $what pages")
 
-  private def decodeFixed(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
+  private def decodeFixed(encoding: Int, r: EncodedReader, n: Int, width: Int, keepLongs: Boolean): Unit = {
     val v = scratch.values(n)
     encoding match {
       case PageEncoding.Constant => java.util.Arrays.fill(v, 0, n, r.signed(width, "constant value"))
@@ -97,7 +106,7 @@ final private[core] class PageValueDecoder {
       case PageEncoding.Rle => readRle(r, n, v)
       case other => unsupported(other, s"$width-byte")
     }
-    PlainValues.writeAll(v, n, width, outOf(n.toLong * width), 0)
+    if (keepLongs) longValues = v else PlainValues.writeAll(v, n, width, outOf(n.toLong * width), 0)
     plainLength = n * width
   }
 

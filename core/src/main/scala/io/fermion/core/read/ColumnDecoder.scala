@@ -163,14 +163,15 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
         kind: PageValues,
         slots: Int,
         maxBytes: Long,
-        valueLengths: (Int, Int) => Array[Int] = null
+        valueLengths: (Int, Int) => Array[Int] = null,
+        fixedAsLongs: Boolean = false
     )(f: (Int, DecodedPage, Int) => Unit): Unit =
       dataPages match {
         case None =>
           bytesOf(stream).foreach { case (buf, off) =>
             var row = 0
             var index = 0
-            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream), valueLengths) { p =>
+            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream), valueLengths, fixedAsLongs) { p =>
               f(row, p, index); row += p.valueCount; index += 1
             }
             if (row != slots)
@@ -186,7 +187,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               sp.slots,
               maxBytes,
               ExpectedPages.single(sp.length, sp.slots),
-              if (valueLengths == null) null else (first, n) => valueLengths(sp.firstSlot + first, n)
+              if (valueLengths == null) null else (first, n) => valueLengths(sp.firstSlot + first, n),
+              fixedAsLongs
             ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
             if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
           }
@@ -373,64 +375,84 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
       val multiPage = isFull(dataStream) && m.fullNumPages(dataStream, stripe) > 1
       val pool = if (multiPage) m.fullPageMetaOffset(dataStream, stripe) else 0
-      foreachDataPage(dataStream, kind, slots, Long.MaxValue) { (row, p, index) =>
-        t match {
-          case FermionType.Bool =>
-            if ((row & 7) != 0) invalid(off, "boolean DATA page does not start on a multiple of 8 slots")
-            data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
-          case d: FermionType.Decimal if d.storedWidth == 8 =>
-            // Each 8-byte unscaled value widened to Arrow's 16 bytes (sign-extended), written
-            // straight to the buffer: its capacity holds `slots` values (allocated above).
-            val in = java.nio.ByteBuffer.wrap(p.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-            var at = data.memoryAddress() + row.toLong * 16
-            var k = 0
-            while (k < p.valueCount) {
-              val unscaled = in.getLong(p.off + k * 8)
-              MemoryUtil.putLong(at, unscaled)
-              MemoryUtil.putLong(at + 8, unscaled >> 63)
-              at += 16
-              k += 1
+      // Encoded pages come as i64 values, written here with their range found on the way.
+      val widened = t match { case d: FermionType.Decimal => d.storedWidth == 8; case _ => false }
+      val stride = if (widened) 16 else width
+      val range = new ValueRange
+      val address = data.memoryAddress()
+      foreachDataPage(dataStream, kind, slots, Long.MaxValue, fixedAsLongs = t != FermionType.Bool) {
+        (row, p, index) =>
+          if (t != FermionType.Bool && (row.toLong + p.valueCount) * stride > data.capacity())
+            invalid(off, s"DATA pages of `${node.field.name}` hold more values than its ${slots} slots")
+          var ranged = false
+          if (p.longs != null) {
+            ArrowValues.putLongs(p.longs, p.valueCount, width, stride, address + row.toLong * stride, range)
+            ranged = true
+          } else
+            t match {
+              case FermionType.Bool =>
+                if ((row & 7) != 0) invalid(off, "boolean DATA page does not start on a multiple of 8 slots")
+                data.setBytes((row >>> 3).toLong, p.bytes, p.off, (p.valueCount + 7) >>> 3)
+              case _ if widened =>
+                // Each 8-byte unscaled value widened to Arrow's 16 bytes (sign-extended), written
+                // straight to the buffer (its capacity checked above).
+                val in = java.nio.ByteBuffer.wrap(p.bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                var at = address + row.toLong * 16
+                var k = 0
+                while (k < p.valueCount) {
+                  val unscaled = in.getLong(p.off + k * 8)
+                  MemoryUtil.putLong(at, unscaled)
+                  MemoryUtil.putLong(at + 8, unscaled >> 63)
+                  at += 16
+                  k += 1
+                }
+              case _ =>
+                data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
             }
-          case _ =>
-            data.setBytes(row.toLong * width, p.bytes, p.off, p.valueCount.toLong * width)
-        }
-        // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
-        if (multiPage && index >= 0) {
-          val nc = p.valueCount - validity.count(row, p.valueCount)
-          if (nc != m.pageNullCount(pool, index))
-            invalid(
-              off,
-              s"DATA page $index of `${node.field.name}` covers $nc nulls, its PageMeta records ${m.pageNullCount(pool, index)}"
-            )
-        }
-        // Encoded pages, and PLAIN pages a damaged header could have misnamed (1- and 2-byte values,
-        // bitmaps), must hold values within their statistics.
-        if (p.encoding != PageEncoding.Plain || width <= 2) {
-          if (multiPage && index >= 0)
-            checkStats(
-              node,
-              t,
-              p,
-              row,
-              validity,
-              m.pageStatsFlags(pool, index),
-              m.pageMin(pool, index),
-              m.pageMax(pool, index),
-              off
-            )
-          else if (!multiPage && isFull(dataStream))
-            checkStats(
-              node,
-              t,
-              p,
-              row,
-              validity,
-              m.fullStatsFlags(dataStream, stripe),
-              m.fullMin(dataStream, stripe),
-              m.fullMax(dataStream, stripe),
-              off
-            )
-        }
+          // The page's own statistics: its PageMeta, or the chunk's for a single-page chunk.
+          if (multiPage && index >= 0) {
+            val nc = p.valueCount - validity.count(row, p.valueCount)
+            if (nc != m.pageNullCount(pool, index))
+              invalid(
+                off,
+                s"DATA page $index of `${node.field.name}` covers $nc nulls, its PageMeta records ${m.pageNullCount(pool, index)}"
+              )
+          }
+          // Encoded pages, and PLAIN pages a damaged header could have misnamed (1- and 2-byte values,
+          // bitmaps), must hold values within their statistics. They are read back from the vector.
+          if (p.encoding != PageEncoding.Plain || width <= 2) {
+            val known = if (ranged) range else null
+            if (multiPage && index >= 0)
+              checkStats(
+                node,
+                t,
+                p.valueCount,
+                address,
+                stride,
+                row,
+                validity,
+                known,
+                m.pageStatsFlags(pool, index),
+                m.pageMin(pool, index),
+                m.pageMax(pool, index),
+                off
+              )
+            else if (!multiPage && isFull(dataStream))
+              checkStats(
+                node,
+                t,
+                p.valueCount,
+                address,
+                stride,
+                row,
+                validity,
+                known,
+                m.fullStatsFlags(dataStream, stripe),
+                m.fullMin(dataStream, stripe),
+                m.fullMax(dataStream, stripe),
+                off
+              )
+          }
       }
     }
 
@@ -438,13 +460,19 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       * `max` are the smallest and largest non-null value, HasNaN says whether a NaN was seen). A
       * header whose encoding byte was damaged can decode to other values of the right length
       * (e.g. FOR read as DELTA); they are caught here, since such values almost never have the
-      * same smallest and largest value. Strings and 16-byte decimals are not checked. */
+      * same smallest and largest value. The page's `n` values are read back from the vector's
+      * value buffer (`address`, one every `stride` bytes from slot `row`; bits for booleans);
+      * `known`, when given, is the range of all of them as written. Strings and 16-byte decimals
+      * are not checked. */
     private def checkStats(
         node: ProjectedNode,
         t: FermionType,
-        p: DecodedPage,
+        n: Int,
+        address: Long,
+        stride: Int,
         row: Int,
         validity: Bits,
+        known: ValueRange,
         flags: Int,
         min: Long,
         max: Long,
@@ -457,6 +485,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           at,
           s"DATA page of `${node.field.name}` at slot $row decodes to $what, other than its statistics record"
         )
+      val base = address + row.toLong * stride
       t match {
         case FermionType.Float32 | FermionType.Float64 if (flags & ValueStats.DoubleBits) == 0 =>
         case FermionType.Float32 | FermionType.Float64 =>
@@ -464,19 +493,17 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           var hi = Double.NegativeInfinity
           var seen = false
           var nan = false
-          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
           val single = t == FermionType.Float32
           var i = 0
-          val n = p.valueCount
           // Pages without nulls (most): no validity lookup per value; any non-NaN value leaves lo <= hi.
           if (n > 0 && validity.count(row, n) == n) {
             if (single) while (i < n) {
-              val d = java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
+              val d = java.lang.Float.intBitsToFloat(MemoryUtil.getInt(base + 4L * i)).toDouble
               if (d != d) nan = true else { if (d < lo) lo = d; if (d > hi) hi = d }
               i += 1
             }
             else while (i < n) {
-              val d = java.lang.Double.longBitsToDouble(bb.getLong(p.off + i * 8))
+              val d = java.lang.Double.longBitsToDouble(MemoryUtil.getLong(base + 8L * i))
               if (d != d) nan = true else { if (d < lo) lo = d; if (d > hi) hi = d }
               i += 1
             }
@@ -485,8 +512,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           while (i < n) {
             if (validity.isSet(row + i)) {
               val d =
-                if (single) java.lang.Float.intBitsToFloat(bb.getInt(p.off + i * 4)).toDouble
-                else java.lang.Double.longBitsToDouble(bb.getLong(p.off + i * 8))
+                if (single) java.lang.Float.intBitsToFloat(MemoryUtil.getInt(base + 4L * i)).toDouble
+                else java.lang.Double.longBitsToDouble(MemoryUtil.getLong(base + 8L * i))
               if (d.isNaN) nan = true
               else { seen = true; if (d < lo) lo = d; if (d > hi) hi = d }
             }
@@ -507,40 +534,32 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           var lo = Long.MaxValue
           var hi = Long.MinValue
           var seen = false
-          val bb = ByteBuffer.wrap(p.bytes).order(ByteOrder.LITTLE_ENDIAN)
-          val n = p.valueCount
-          val base = p.off
-          @inline def take(v: Long): Unit = { seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
+          @inline def valueAt(i: Int): Long = w match {
+            case 0 =>
+              val s = row + i
+              ((MemoryUtil.getByte(address + (s >>> 3)) >>> (s & 7)) & 1).toLong
+            case 1 => MemoryUtil.getByte(base + i).toLong
+            case 2 => MemoryUtil.getShort(base + 2L * i).toLong
+            case 4 => MemoryUtil.getInt(base + 4L * i).toLong
+            case _ => MemoryUtil.getLong(base + stride.toLong * i)
+          }
           var i = 0
-          // Pages without nulls (most): one loop per width with no validity lookup per value.
+          // Pages without nulls (most): the range found while writing them, or one loop per width
+          // with no validity lookup per value.
           val noNulls = n > 0 && validity.count(row, n) == n
-          if (noNulls) {
+          if (noNulls && known != null) { seen = true; lo = known.lo; hi = known.hi; i = n }
+          else if (noNulls && w > 0) {
             seen = true
             w match {
-              case 1 =>
-                while (i < n) { val v = p.bytes(base + i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-              case 2 =>
-                while (i < n) {
-                  val v = bb.getShort(base + 2 * i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1
-                }
-              case 4 =>
-                while (i < n) {
-                  val v = bb.getInt(base + 4 * i).toLong; lo = math.min(lo, v); hi = math.max(hi, v); i += 1
-                }
-              case 8 =>
-                while (i < n) { val v = bb.getLong(base + 8 * i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-              case _ => seen = false // booleans: below
+              case 1 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
+              case 2 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
+              case 4 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
+              case _ => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
             }
-            if (seen) i = n
           }
-          if (i < n) w match {
-            case 0 => while (i < n) {
-                if (validity.isSet(row + i)) take(((p.bytes(base + (i >>> 3)) >>> (i & 7)) & 1).toLong); i += 1
-              }
-            case 1 => while (i < n) { if (validity.isSet(row + i)) take(p.bytes(base + i).toLong); i += 1 }
-            case 2 => while (i < n) { if (validity.isSet(row + i)) take(bb.getShort(base + 2 * i).toLong); i += 1 }
-            case 4 => while (i < n) { if (validity.isSet(row + i)) take(bb.getInt(base + 4 * i).toLong); i += 1 }
-            case _ => while (i < n) { if (validity.isSet(row + i)) take(bb.getLong(base + 8 * i)); i += 1 }
+          while (i < n) {
+            if (validity.isSet(row + i)) { val v = valueAt(i); seen = true; if (v < lo) lo = v; if (v > hi) hi = v }
+            i += 1
           }
           if (seen != hasMinMax) bad(if (seen) "values" else "no value")
           if (seen && (lo != min || hi != max)) bad(s"values in [$lo, $hi] (statistics [$min, $max])")

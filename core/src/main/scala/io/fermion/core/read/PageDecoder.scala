@@ -9,8 +9,17 @@ import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileExcep
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
-  * the next page is decoded. `encoding` is the one its header names. */
-final private[core] case class DecodedPage(bytes: Array[Byte], off: Int, len: Int, valueCount: Int, encoding: Int = 0)
+  * the next page is decoded. `encoding` is the one its header names. An encoded page of fixed-width
+  * values decoded `fixedAsLongs` has its values in `longs` instead (`bytes` null): each value's
+  * PLAIN bytes are its low `len / valueCount` bytes. */
+final private[core] case class DecodedPage(
+    bytes: Array[Byte],
+    off: Int,
+    len: Int,
+    valueCount: Int,
+    encoding: Int = 0,
+    longs: Array[Long] = null
+)
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
   * each page's on-disk size (`20 + storedLength`) and, where known (>= 0), its value count. */
@@ -47,7 +56,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * pages hold `kind` values, `maxValues` of them at most in all (the node's slots); variable-width
     * pages decode to at most `maxBytes` bytes in all. `valueLengths(first, n)` gives the lengths of
     * the non-null values among the `n` slots from `first` (counted from the first page given here),
-    * from the node's OFFSETS: a `dictionary_by_length` page needs them. */
+    * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
+    * pages of fixed-width values of up to 8 bytes are handed over as `longs` (see [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
@@ -55,7 +65,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
       maxValues: Int,
       maxBytes: Long = Long.MaxValue,
       expected: ExpectedPages = null,
-      valueLengths: (Int, Int) => Array[Int] = null
+      valueLengths: (Int, Int) => Array[Int] = null,
+      fixedAsLongs: Boolean = false
   )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
@@ -178,7 +189,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
               h.valueCount,
               kind,
               bytesLeft,
-              if (valueLengths == null) null else () => valueLengths(first, h.valueCount)
+              if (valueLengths == null) null else () => valueLengths(first, h.valueCount),
+              fixedAsLongs
             )
           } catch {
             case e: MalformedPageException =>
@@ -196,7 +208,14 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
                 s"${PageEncoding.name(h.encoding)} page does not decode: $e"
               )
           }
-          DecodedPage(values.plainArray, values.plainOffset, values.plainLength, h.valueCount, h.encoding)
+          DecodedPage(
+            values.plainArray,
+            values.plainOffset,
+            values.plainLength,
+            h.valueCount,
+            h.encoding,
+            values.longValues
+          )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so
       // callers index into it by value without a check of their own.
