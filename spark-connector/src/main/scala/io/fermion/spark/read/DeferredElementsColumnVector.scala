@@ -3,7 +3,7 @@ package io.fermion.spark.read
 import org.apache.arrow.vector.{FieldVector, IntVector}
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType}
-import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarArray, ColumnarMap}
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarMap}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** A top-level array or map column decoded from VALIDITY and OFFSETS only (the core's
@@ -19,20 +19,27 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   private lazy val loaded: FieldVector = loadFull()
 
   // Plain vals (the vectors themselves are lazy): these are read once per row.
-  private val elements: ColumnVector = dataType match {
+  private val elements: LazyColumnVector = dataType match {
     case a: ArrayType =>
-      new LazyColumnVector(a.elementType, () => new ArrowColumnVector(loaded.asInstanceOf[ListVector].getDataVector))
+      new LazyColumnVector(
+        a.elementType,
+        () => DirectArrowColumnVector.of(loaded.asInstanceOf[ListVector].getDataVector, a.elementType)
+      )
     case _ => null
   }
-  private def entriesChild(i: Int): ColumnVector =
-    new ArrowColumnVector(
+  private def entriesChild(i: Int, t: DataType): ColumnVector =
+    DirectArrowColumnVector.of(
       loaded.asInstanceOf[MapVector].getDataVector.asInstanceOf[StructVector].getChildByOrdinal(i).asInstanceOf[
         FieldVector
-      ]
+      ],
+      t
     )
-  private val (keys, values): (ColumnVector, ColumnVector) = dataType match {
+  private val (keys, values): (LazyColumnVector, LazyColumnVector) = dataType match {
     case m: MapType =>
-      (new LazyColumnVector(m.keyType, () => entriesChild(0)), new LazyColumnVector(m.valueType, () => entriesChild(1)))
+      (
+        new LazyColumnVector(m.keyType, () => entriesChild(0, m.keyType)),
+        new LazyColumnVector(m.valueType, () => entriesChild(1, m.valueType))
+      )
     case _ => (null, null)
   }
 
@@ -42,9 +49,12 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   override def numNulls(): Int = lengths.getNullCount
   override def isNullAt(rowId: Int): Boolean = lengths.isNull(rowId)
   override def getArray(rowId: Int): ColumnarArray =
-    if (isNullAt(rowId)) null else new ColumnarArray(elements, starts(rowId), lens(rowId))
+    if (isNullAt(rowId)) null else new ColumnarArray(current(elements), starts(rowId), lens(rowId))
   override def getMap(rowId: Int): ColumnarMap =
-    if (isNullAt(rowId)) null else new ColumnarMap(keys, values, starts(rowId), lens(rowId))
+    if (isNullAt(rowId)) null else new ColumnarMap(current(keys), current(values), starts(rowId), lens(rowId))
+
+  /** Once the elements are loaded, rows hand out views of them directly, not through the lazy vector. */
+  private def current(v: LazyColumnVector): ColumnVector = { val l = v.loadedOrNull; if (l != null) l else v }
 
   private def unsupported =
     throw new UnsupportedOperationException(s"a ${dataType.simpleString} column has no scalar values")

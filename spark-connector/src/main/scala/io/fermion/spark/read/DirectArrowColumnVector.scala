@@ -64,8 +64,9 @@ final class DirectArrowColumnVector private (v: FieldVector, t: DataType) extend
 
 object DirectArrowColumnVector {
 
-  /** The fastest Spark view of `v`: direct for flat types (decimals up to 18 digits), Spark's
-    * ArrowColumnVector for nested types and wide decimals. */
+  /** The fastest Spark view of `v`: direct for flat types (decimals up to 18 digits), and for lists,
+    * maps and structs a [[DirectNestedColumnVector]] over such views of their children; Spark's
+    * ArrowColumnVector for wide decimals and any other pairing. */
   def of(v: FieldVector, t: DataType): ColumnVector = (t, v) match {
     case (d: DecimalType, _: DecimalVector) if d.precision <= Decimal.MAX_LONG_DIGITS =>
       new DirectArrowColumnVector(v, t)
@@ -76,6 +77,6 @@ object DirectArrowColumnVector {
           _: BaseFixedWidthVector | _: BaseVariableWidthVector
         ) => new DirectArrowColumnVector(v, t)
     case (_: StringType, _: BaseVariableWidthVector) => new DirectArrowColumnVector(v, t) // collated strings
-    case _ => new ArrowColumnVector(v)
+    case _ => DirectNestedColumnVector.of(v, t).getOrElse(new ArrowColumnVector(v))
   }
 }

@@ -6,9 +6,16 @@ import org.apache.spark.unsafe.types.UTF8String
 
 /** A column vector whose values are decoded on first access. Used for the elements of lists and
   * maps, so that a query that only needs their sizes (`size(col)`, null checks) never decodes them.
-  * Closing it does not close the target: the owner of the loaded vector does. */
+  * Closing it does not close the target: the owner of the loaded vector does. Like every column
+  * vector it is read by one task thread. */
 final class LazyColumnVector(dataType: DataType, load: () => ColumnVector) extends ColumnVector(dataType) {
-  private lazy val target: ColumnVector = load()
+  private var loaded: ColumnVector = null
+  private def target: ColumnVector = { if (loaded == null) loaded = load(); loaded }
+
+  /** The loaded vector, or null before anything asked for a value: a caller that hands out views
+    * of the elements passes the loaded vector itself once there is one, saving this indirection on
+    * every element read. */
+  def loadedOrNull: ColumnVector = loaded
 
   override def close(): Unit = ()
   override def hasNull(): Boolean = target.hasNull()
