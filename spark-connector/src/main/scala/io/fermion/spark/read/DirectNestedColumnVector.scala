@@ -63,7 +63,11 @@ object DirectNestedColumnVector {
     case (m: MapType, mv: MapVector) =>
       val entries = mv.getDataVector.asInstanceOf[StructVector]
       val keys = DirectArrowColumnVector.of(childOf(entries, 0), m.keyType)
-      Some(new DirectNestedColumnVector(v, t, Array(keys, DirectArrowColumnVector.of(childOf(entries, 1), m.valueType))))
+      Some(new DirectNestedColumnVector(
+        v,
+        t,
+        Array(keys, DirectArrowColumnVector.of(childOf(entries, 1), m.valueType))
+      ))
     case (a: ArrayType, l: ListVector) if !l.isInstanceOf[MapVector] =>
       Some(new DirectNestedColumnVector(v, t, Array(DirectArrowColumnVector.of(l.getDataVector, a.elementType))))
     case (s: StructType, sv: StructVector) if sv.size == s.length =>
