@@ -4,7 +4,7 @@ import io.fermion.core.dataset._
 import io.fermion.core.read.{FermionFileReader, ReaderOptions}
 import io.fermion.core.scan.{ReadAt, Snapshot, SnapshotFile}
 import io.fermion.core.write.{FermionFileWriter, WriterOptions}
-import org.apache.arrow.memory.RootAllocator
+import io.fermion.core.memory.FermionAllocators
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -87,7 +87,7 @@ object Compaction {
     val (relative, file) = dataset.newDataFile()
     // Partition columns stay in the manifest: the new file holds the data columns.
     val fileSchema = Partitioning.dataSchema(plan.schema, manifest.partitionSpec)
-    val allocator = new RootAllocator(Long.MaxValue)
+    val allocator = FermionAllocators.newRoot()
     try {
       val writer =
         if (group.batches) FermionFileWriter.createBatched(file, conf, fileSchema, plan.writerOptions)

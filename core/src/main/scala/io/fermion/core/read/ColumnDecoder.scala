@@ -273,12 +273,16 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       val offsets = new Array[Int](slots + 1)
       bytesOf(stream).foreach { case (buf, off) =>
         var row = 0
-        pages.foreachPage(buf, off, PageValues.Fixed(4), slots) { p =>
-          val lens = ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
+        pages.foreachPage(buf, off, PageValues.Fixed(4), slots, fixedAsLongs = true) { p =>
+          // Encoded pages come as i64 values: a length is the low 4 bytes of one, as in PLAIN.
+          val longs = p.longs
+          val lens =
+            if (longs != null) null
+            else ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           var k = 0
           var acc = offsets(row).toLong
           while (k < p.valueCount) {
-            val n = lens.get(k)
+            val n = if (longs != null) longs(k).toInt else lens.get(k)
             acc += n
             if (n < 0 || acc > Int.MaxValue)
               invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")

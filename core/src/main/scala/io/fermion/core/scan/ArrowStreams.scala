@@ -5,7 +5,7 @@ import java.io.OutputStream
 import scala.jdk.CollectionConverters._
 
 import io.fermion.core.schema.ArrowSchemaMapping
-import org.apache.arrow.memory.RootAllocator
+import io.fermion.core.memory.FermionAllocators
 import org.apache.arrow.vector.{VectorLoader, VectorSchemaRoot, VectorUnloader}
 import org.apache.arrow.vector.ipc.ArrowStreamWriter
 import org.apache.arrow.vector.types.pojo.Schema
@@ -20,7 +20,7 @@ object ArrowStreams {
 
   /** Writes every row of `scan` to `out` (one record batch per scan batch); returns the rows. */
   def write(scan: Scan, conf: Configuration, out: OutputStream): Long = {
-    val allocator = new RootAllocator(Long.MaxValue)
+    val allocator = FermionAllocators.newRoot()
     try {
       val root = VectorSchemaRoot.create(schema(scan), allocator)
       try {

@@ -1,5 +1,6 @@
 package io.fermion.spark.read
 
+import io.fermion.core.memory.FermionAllocators
 import io.fermion.core.scan.{ReadPlan, ScanTask, ScanTaskReader}
 import io.fermion.spark.metrics.FermionScanMetrics
 import org.apache.arrow.memory.{BufferAllocator, RootAllocator}
@@ -63,7 +64,8 @@ final class FermionColumnarReader(
 
 object FermionColumnarReader {
 
-  /** One allocator per executor JVM; each partition reader takes a child and closes it. */
-  lazy val root: RootAllocator = new RootAllocator(Long.MaxValue)
+  /** One allocator per executor JVM; each partition reader takes a child and closes it. Its large
+    * buffers are reused once released (a stripe's vectors, the next stripe's). */
+  lazy val root: RootAllocator = FermionAllocators.newRoot()
 
 }
