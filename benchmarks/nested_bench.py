@@ -10,7 +10,9 @@ import argparse
 import os
 import tempfile
 
-from harness import publish, FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed, write_all
+from harness import publish, FORMATS, machine_line, markdown_table, noop_scan, progress, session, size_of, timed_side_by_side, write_all
+
+REPS = 7
 
 
 def main():
@@ -40,15 +42,18 @@ def main():
     ]
     rows = []
     for name, q in workloads:
-        times, results = {}, {}
-        for fmt in FORMATS:
-            times[fmt], results[fmt] = timed(lambda: q(spark.read.format(fmt).load(paths[fmt])))
+        results = {}
+
+        def run(fmt, q=q):
+            results[fmt] = q(spark.read.format(fmt).load(paths[fmt]))
+        # Formats interleaved run by run: this machine's speed drifts more than the differences measured.
+        times = timed_side_by_side({fmt: (lambda fmt=fmt: run(fmt)) for fmt in FORMATS}, warmups=2, reps=REPS)
         assert len({repr(r) for r in results.values()}) == 1, (name, results)
         progress(f"{name}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in FORMATS))
         rows.append([name] + [f"{times[f]:.3f}" for f in FORMATS] +
                     [f"{times['parquet'] / times['fermion']:.2f}x", f"{times['orc'] / times['fermion']:.2f}x"])
     sizes = {f: size_of(spark, paths[f]) for f in FORMATS}
-    text = [f"# Nested scans\n\n{args.rows:,} rows; {machine_line()}; median of 3 runs after 1 warm-up; "
+    text = [f"# Nested scans\n\n{args.rows:,} rows; {machine_line()}; formats interleaved, median of {REPS} runs after 2 warm-ups; "
             "seconds (lower is better); speedup = other format's time / Fermion's.\n",
             markdown_table(["workload", "Fermion s", "Parquet s", "ORC s", "vs Parquet", "vs ORC"], rows),
             "\n\n" + markdown_table(["format", "bytes", "vs Fermion"], [[f, f"{sizes[f]:,}", f"{sizes[f] / sizes['fermion']:.2f}"] for f in FORMATS]),
