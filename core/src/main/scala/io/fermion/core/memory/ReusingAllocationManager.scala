@@ -24,7 +24,11 @@ final private[core] class ReusingAllocationManagerFactory(poolBytes: Long, minPo
 
   override def create(accountingAllocator: BufferAllocator, size: Long): AllocationManager = {
     val reused = if (size >= minPooled) take(size) else 0L
-    new ReusingAllocationManager(accountingAllocator, size, if (reused != 0L) reused else MemoryUtil.allocateMemory(size))
+    new ReusingAllocationManager(
+      accountingAllocator,
+      size,
+      if (reused != 0L) reused else MemoryUtil.allocateMemory(size)
+    )
   }
 
   override def empty(): ArrowBuf = ReusingAllocationManagerFactory.Empty
