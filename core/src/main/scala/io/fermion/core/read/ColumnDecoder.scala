@@ -259,10 +259,10 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       v.allocateNew(slots)
       val bits = fillValidity(node, v.getValidityBuffer, slots)
       val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
-      val lens = new Array[Int](slots)
+      // Straight into the vector, allocated above for `slots` values.
+      val address = v.getDataBufferAddress
       var i = 0
-      while (i < slots) { lens(i) = offsets(i + 1) - offsets(i); i += 1 }
-      ColumnDecoder.putInts(v.getDataBuffer, lens, slots)
+      while (i < slots) { MemoryUtil.putInt(address + 4L * i, offsets(i + 1) - offsets(i)); i += 1 }
       v.setValueCount(slots)
     }
 

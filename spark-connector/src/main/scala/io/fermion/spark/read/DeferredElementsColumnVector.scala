@@ -4,6 +4,7 @@ import org.apache.arrow.vector.{FieldVector, IntVector}
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
 import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarMap}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** A top-level array or map column decoded from VALIDITY and OFFSETS only (the core's
@@ -12,10 +13,13 @@ import org.apache.spark.unsafe.types.UTF8String
 final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector, loadFull: () => FieldVector)
     extends ColumnVector(dataType) {
   private val rows = lengths.getValueCount
+  private val nulls = lengths.getNullCount
+  private val validity = lengths.getValidityBufferAddress
 
-  /** The lengths copied out in one bulk read (null slots hold 0), and where each slot starts. */
-  private val lens: Array[Int] = DeferredElementsColumnVector.lengthsOf(lengths, rows)
-  private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens)
+  /** The lengths, read from the vector's memory (null slots hold 0), and where each slot starts. */
+  private val lens = lengths.getDataBufferAddress
+  private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens, rows)
+  private def lengthOf(rowId: Int): Int = Platform.getInt(null, lens + 4L * rowId)
   private lazy val loaded: FieldVector = loadFull()
 
   // Plain vals (the vectors themselves are lazy): these are read once per row.
@@ -45,13 +49,15 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
 
   // The core batch owns both vectors.
   override def close(): Unit = ()
-  override def hasNull(): Boolean = lengths.getNullCount > 0
-  override def numNulls(): Int = lengths.getNullCount
-  override def isNullAt(rowId: Int): Boolean = lengths.isNull(rowId)
+  override def hasNull(): Boolean = nulls > 0
+  override def numNulls(): Int = nulls
+  // Read per row by `size(col)`: the bit itself, not through ArrowBuf's bounds and reference checks.
+  override def isNullAt(rowId: Int): Boolean =
+    nulls > 0 && ((Platform.getByte(null, validity + (rowId >>> 3)) >> (rowId & 7)) & 1) == 0
   override def getArray(rowId: Int): ColumnarArray =
-    if (isNullAt(rowId)) null else new ColumnarArray(current(elements), starts(rowId), lens(rowId))
+    if (isNullAt(rowId)) null else new ColumnarArray(current(elements), starts(rowId), lengthOf(rowId))
   override def getMap(rowId: Int): ColumnarMap =
-    if (isNullAt(rowId)) null else new ColumnarMap(current(keys), current(values), starts(rowId), lens(rowId))
+    if (isNullAt(rowId)) null else new ColumnarMap(current(keys), current(values), starts(rowId), lengthOf(rowId))
 
   /** Once the elements are loaded, rows hand out views of them directly, not through the lazy vector. */
   private def current(v: LazyColumnVector): ColumnVector = { val l = v.loadedOrNull; if (l != null) l else v }
@@ -73,17 +79,13 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
 
 /** Loops live here rather than in the constructor, where the JIT compiles them poorly. */
 object DeferredElementsColumnVector {
-  def lengthsOf(lengths: IntVector, rows: Int): Array[Int] = {
-    val a = new Array[Int](rows)
-    lengths.getDataBuffer.nioBuffer(0, rows * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(a)
-    a
-  }
 
-  def startsOf(lens: Array[Int]): Array[Int] = {
-    val s = new Array[Int](lens.length)
+  /** Where each of `rows` slots starts: the running sum of the `int32` lengths at `address`. */
+  def startsOf(address: Long, rows: Int): Array[Int] = {
+    val s = new Array[Int](rows)
     var acc = 0
     var i = 0
-    while (i < lens.length) { s(i) = acc; acc += lens(i); i += 1 }
+    while (i < rows) { s(i) = acc; acc += Platform.getInt(null, address + 4L * i); i += 1 }
     s
   }
 }
