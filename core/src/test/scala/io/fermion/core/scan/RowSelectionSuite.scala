@@ -21,16 +21,19 @@ class RowSelectionSuite extends AnyFunSuite {
         v
       }
       for (nulls <- Seq(false, true); density <- Seq(0.001, 0.3, 1.0)) {
+        val ints = new IntVector("i", allocator)
+        val longs = new BigIntVector("l", allocator)
+        val shorts = new SmallIntVector("s", allocator)
+        val doubles = new Float8Vector("d", allocator)
+        val decimals = new DecimalVector("dec", allocator, 20, 2)
+        val bits = new BitVector("b", allocator)
         val vectors = Seq[FieldVector](
-          { val v = new IntVector("i", allocator); filled(v, nulls)(i => v.set(i, rnd.nextInt())) },
-          { val v = new BigIntVector("l", allocator); filled(v, nulls)(i => v.set(i, rnd.nextLong())) },
-          { val v = new SmallIntVector("s", allocator); filled(v, nulls)(i => v.set(i, rnd.nextInt(65536) - 32768)) },
-          { val v = new Float8Vector("d", allocator); filled(v, nulls)(i => v.set(i, rnd.nextGaussian())) },
-          {
-            val v = new DecimalVector("dec", allocator, 20, 2)
-            filled(v, nulls)(i => v.set(i, java.math.BigDecimal.valueOf(rnd.nextLong(), 2)))
-          },
-          { val v = new BitVector("b", allocator); filled(v, nulls)(i => v.set(i, rnd.nextInt(2))) }
+          filled(ints, nulls)(i => ints.set(i, rnd.nextInt())),
+          filled(longs, nulls)(i => longs.set(i, rnd.nextLong())),
+          filled(shorts, nulls)(i => shorts.set(i, rnd.nextInt(65536) - 32768)),
+          filled(doubles, nulls)(i => doubles.set(i, rnd.nextGaussian())),
+          filled(decimals, nulls)(i => decimals.set(i, java.math.BigDecimal.valueOf(rnd.nextLong(), 2))),
+          filled(bits, nulls)(i => bits.set(i, rnd.nextInt(2)))
         )
         try {
           val kept = (0 until rows).filter(_ => rnd.nextDouble() < density).toArray
