@@ -425,8 +425,17 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           // Encoded pages, and PLAIN pages a damaged header could have misnamed (1- and 2-byte values,
           // bitmaps), must hold values within their statistics. They are read back from the vector.
           if (p.encoding != PageEncoding.Plain || width <= 2) {
-            val known = if (ranged) range else null
-            if (multiPage && index >= 0)
+            val stats =
+              if (multiPage && index >= 0)
+                Some((m.pageStatsFlags(pool, index), m.pageMin(pool, index), m.pageMax(pool, index)))
+              else if (!multiPage && isFull(dataStream))
+                Some((
+                  m.fullStatsFlags(dataStream, stripe),
+                  m.fullMin(dataStream, stripe),
+                  m.fullMax(dataStream, stripe)
+                ))
+              else None
+            stats.foreach { case (flags, min, max) =>
               checkStats(
                 node,
                 t,
@@ -435,27 +444,13 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
                 stride,
                 row,
                 validity,
-                known,
-                m.pageStatsFlags(pool, index),
-                m.pageMin(pool, index),
-                m.pageMax(pool, index),
+                if (ranged) range else null,
+                flags,
+                min,
+                max,
                 off
               )
-            else if (!multiPage && isFull(dataStream))
-              checkStats(
-                node,
-                t,
-                p.valueCount,
-                address,
-                stride,
-                row,
-                validity,
-                known,
-                m.fullStatsFlags(dataStream, stripe),
-                m.fullMin(dataStream, stripe),
-                m.fullMax(dataStream, stripe),
-                off
-              )
+            }
           }
       }
     }

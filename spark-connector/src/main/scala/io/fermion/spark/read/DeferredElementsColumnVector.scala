@@ -2,19 +2,17 @@ package io.fermion.spark.read
 
 import org.apache.arrow.vector.{FieldVector, IntVector}
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
-import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarMap}
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.types.UTF8String
 
 /** A top-level array or map column decoded from VALIDITY and OFFSETS only (the core's
   * `ScanColumn.Lengths`): its lengths are known, its elements are decoded (by `loadFull`, which
   * reads the whole column of the stripe) the first time anything asks for one. `size(col)` and `col IS NULL` therefore read no element bytes. */
 final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector, loadFull: () => FieldVector)
-    extends ColumnVector(dataType) {
+    extends DirectValidityColumnVector(lengths, dataType)
+    with NoScalarValues {
   private val rows = lengths.getValueCount
-  private val nulls = lengths.getNullCount
-  private val validity = lengths.getValidityBufferAddress
 
   /** The lengths, read from the vector's memory (null slots hold 0), and where each slot starts. */
   private val lens = lengths.getDataBufferAddress
@@ -47,13 +45,6 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
     case _ => (null, null)
   }
 
-  // The core batch owns both vectors.
-  override def close(): Unit = ()
-  override def hasNull(): Boolean = nulls > 0
-  override def numNulls(): Int = nulls
-  // Read per row by `size(col)`: the bit itself, not through ArrowBuf's bounds and reference checks.
-  override def isNullAt(rowId: Int): Boolean =
-    nulls > 0 && ((Platform.getByte(null, validity + (rowId >>> 3)) >> (rowId & 7)) & 1) == 0
   override def getArray(rowId: Int): ColumnarArray =
     if (isNullAt(rowId)) null else new ColumnarArray(current(elements), starts(rowId), lengthOf(rowId))
   override def getMap(rowId: Int): ColumnarMap =
@@ -62,19 +53,6 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   /** Once the elements are loaded, rows hand out views of them directly, not through the lazy vector. */
   private def current(v: LazyColumnVector): ColumnVector = { val l = v.loadedOrNull; if (l != null) l else v }
 
-  private def unsupported =
-    throw new UnsupportedOperationException(s"a ${dataType.simpleString} column has no scalar values")
-  override def getBoolean(rowId: Int): Boolean = unsupported
-  override def getByte(rowId: Int): Byte = unsupported
-  override def getShort(rowId: Int): Short = unsupported
-  override def getInt(rowId: Int): Int = unsupported
-  override def getLong(rowId: Int): Long = unsupported
-  override def getFloat(rowId: Int): Float = unsupported
-  override def getDouble(rowId: Int): Double = unsupported
-  override def getDecimal(rowId: Int, precision: Int, scale: Int): Decimal = unsupported
-  override def getUTF8String(rowId: Int): UTF8String = unsupported
-  override def getBinary(rowId: Int): Array[Byte] = unsupported
-  override def getChild(ordinal: Int): ColumnVector = unsupported
 }
 
 /** Loops live here rather than in the constructor, where the JIT compiles them poorly. */

@@ -12,20 +12,12 @@ import org.apache.spark.unsafe.types.UTF8String
   * reads the validity bit and the value directly, and decimals of up to 18 digits as longs.
   * Addresses are taken once: the buffers live, unchanged, as long as the batch. The Arrow vector is
   * owned and closed by the partition reader. */
-final class DirectArrowColumnVector private (v: FieldVector, t: DataType) extends ColumnVector(t) {
-  private val nulls = v.getNullCount
-  private val validity = v.getValidityBufferAddress
+final class DirectArrowColumnVector private (v: FieldVector, t: DataType) extends DirectValidityColumnVector(v, t) {
   private val data = v.getDataBufferAddress
   private val offsets = v match {
     case _: BaseVariableWidthVector => v.getOffsetBufferAddress
     case _ => 0L
   }
-
-  override def close(): Unit = ()
-  override def hasNull: Boolean = nulls > 0
-  override def numNulls(): Int = nulls
-  override def isNullAt(rowId: Int): Boolean =
-    nulls > 0 && ((Platform.getByte(null, validity + (rowId >>> 3)) >> (rowId & 7)) & 1) == 0
 
   override def getBoolean(rowId: Int): Boolean =
     ((Platform.getByte(null, data + (rowId >>> 3)) >> (rowId & 7)) & 1) != 0

@@ -2,10 +2,9 @@ package io.fermion.spark.read
 
 import org.apache.arrow.vector.FieldVector
 import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
-import org.apache.spark.sql.types.{ArrayType, DataType, Decimal, MapType, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarArray, ColumnarMap}
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.types.UTF8String
 
 /** A list, map or struct Arrow vector read by Spark through raw memory addresses, over
   * [[DirectArrowColumnVector]] views of its children (a list's elements, a map's keys and values, a
@@ -14,45 +13,28 @@ import org.apache.spark.unsafe.types.UTF8String
   * elements by their own direct views. The Arrow vector is owned and closed by the partition
   * reader. */
 final class DirectNestedColumnVector private (v: FieldVector, t: DataType, children: Array[ColumnVector])
-    extends ColumnVector(t) {
-  private val nulls = v.getNullCount
-  private val validity = v.getValidityBufferAddress
+    extends DirectValidityColumnVector(v, t)
+    with NoScalarValues {
   private val offsets = v match {
     case l: ListVector => l.getOffsetBufferAddress
     case _ => 0L
   }
 
-  override def close(): Unit = ()
-  override def hasNull: Boolean = nulls > 0
-  override def numNulls(): Int = nulls
-  override def isNullAt(rowId: Int): Boolean =
-    nulls > 0 && ((Platform.getByte(null, validity + (rowId >>> 3)) >> (rowId & 7)) & 1) == 0
-
   private def start(rowId: Int): Int = Platform.getInt(null, offsets + 4L * rowId)
   private def length(rowId: Int): Int = Platform.getInt(null, offsets + 4L * rowId + 4) - start(rowId)
 
   override def getArray(rowId: Int): ColumnarArray =
-    if (offsets == 0L || children.length != 1) unsupported
+    if (offsets == 0L || children.length != 1) notAValue
     else if (isNullAt(rowId)) null
     else new ColumnarArray(children(0), start(rowId), length(rowId))
   override def getMap(rowId: Int): ColumnarMap =
-    if (offsets == 0L || children.length != 2) unsupported
+    if (offsets == 0L || children.length != 2) notAValue
     else if (isNullAt(rowId)) null
     else new ColumnarMap(children(0), children(1), start(rowId), length(rowId))
   override def getChild(ordinal: Int): ColumnVector =
-    if (offsets == 0L && ordinal >= 0 && ordinal < children.length) children(ordinal) else unsupported
+    if (offsets == 0L && ordinal >= 0 && ordinal < children.length) children(ordinal) else notAValue
 
-  private def unsupported = throw new UnsupportedOperationException(s"not a value of a ${t.simpleString} column")
-  override def getBoolean(rowId: Int): Boolean = unsupported
-  override def getByte(rowId: Int): Byte = unsupported
-  override def getShort(rowId: Int): Short = unsupported
-  override def getInt(rowId: Int): Int = unsupported
-  override def getLong(rowId: Int): Long = unsupported
-  override def getFloat(rowId: Int): Float = unsupported
-  override def getDouble(rowId: Int): Double = unsupported
-  override def getDecimal(rowId: Int, precision: Int, scale: Int): Decimal = unsupported
-  override def getUTF8String(rowId: Int): UTF8String = unsupported
-  override def getBinary(rowId: Int): Array[Byte] = unsupported
+  private def notAValue = throw new UnsupportedOperationException(s"not a value of a ${t.simpleString} column")
 }
 
 object DirectNestedColumnVector {
