@@ -543,18 +543,13 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             case _ => MemoryUtil.getLong(base + stride.toLong * i)
           }
           var i = 0
-          // Pages without nulls (most): the range found while writing them, or one loop per width
-          // with no validity lookup per value.
+          // Pages without nulls (most): the range found while writing them (encoded pages), or one
+          // loop with no validity lookup per value (PLAIN 1- and 2-byte pages).
           val noNulls = n > 0 && validity.count(row, n) == n
           if (noNulls && known != null) { seen = true; lo = known.lo; hi = known.hi; i = n }
           else if (noNulls && w > 0) {
             seen = true
-            w match {
-              case 1 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-              case 2 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-              case 4 => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-              case _ => while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
-            }
+            while (i < n) { val v = valueAt(i); lo = math.min(lo, v); hi = math.max(hi, v); i += 1 }
           }
           while (i < n) {
             if (validity.isSet(row + i)) { val v = valueAt(i); seen = true; if (v < lo) lo = v; if (v > hi) hi = v }

@@ -1,5 +1,6 @@
 package io.fermion.core.scan
 
+import io.fermion.core.read.ColumnDecoder
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.arrow.memory.util.MemoryUtil
 import org.apache.arrow.vector.{BaseFixedWidthVector, BitVector, BitVectorHelper, FieldVector}
@@ -71,11 +72,8 @@ private[scan] object RowSelection {
       case w => while (i < n) { MemoryUtil.copyMemory(src + w.toLong * kept(i), dst + w.toLong * i, w); i += 1 }
     }
     val validity = to.getValidityBuffer
-    if (from.getNullCount == 0) {
-      i = 0
-      while (i + 8 <= n) { validity.setByte(i >>> 3, 0xff); i += 8 }
-      while (i < n) { BitVectorHelper.setBit(validity, i); i += 1 }
-    } else {
+    if (from.getNullCount == 0) ColumnDecoder.setAllValid(validity, (n + 7) >>> 3)
+    else {
       // Cleared by allocateNew; only the kept non-null rows' bits are set.
       i = 0
       while (i < n) { if (!from.isNull(kept(i))) BitVectorHelper.setBit(validity, i); i += 1 }
