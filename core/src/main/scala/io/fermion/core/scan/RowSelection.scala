@@ -31,12 +31,14 @@ private[scan] object RowSelection {
   def copy(v: FieldVector, kept: Array[Int], allocator: BufferAllocator): FieldVector = {
     val out = v.getField.createVector(allocator)
     try {
-      out.setInitialCapacity(kept.length)
-      out.allocateNew()
       (v, out) match {
         case (from: BaseFixedWidthVector, to: BaseFixedWidthVector) if !from.isInstanceOf[BitVector] =>
+          // Every value slot is written below.
+          ColumnDecoder.allocateValuesUnzeroed(to, kept.length, allocator)
           copyFixed(from, to, kept)
         case _ =>
+          out.setInitialCapacity(kept.length)
+          out.allocateNew()
           val copier = v.makeTransferPair(out)
           var i = 0
           while (i < kept.length) { copier.copyValueSafe(kept(i), i); i += 1 }
@@ -74,7 +76,7 @@ private[scan] object RowSelection {
     val validity = to.getValidityBuffer
     if (from.getNullCount == 0) ColumnDecoder.setAllValid(validity, (n + 7) >>> 3)
     else {
-      // Cleared by allocateNew; only the kept non-null rows' bits are set.
+      // Cleared when allocated; only the kept non-null rows' bits are set.
       i = 0
       while (i < n) { if (!from.isNull(kept(i))) BitVectorHelper.setBit(validity, i); i += 1 }
     }
