@@ -324,24 +324,31 @@ final class FermionFileReader private (
     pagesSkipped += plans.map(p =>
       p.dataPages.map(sel => p.cmb.get.fullNumPages(p.node.streamOf(dataIndex(p.node)), stripe) - sel.size).getOrElse(0)
     ).sum
-    new StripeFetch(stripe, rows, plans, futures)
+    new StripeFetch(stripe, rows, plans, futures, inTail.size)
   }
 
   /** Decodes a fetched stripe (waiting for its reads). Rows outside the fetch's selection may
     * hold any value: the caller drops them. */
   private[core] def decode(f: StripeFetch, allocator: BufferAllocator): IndexedSeq[FieldVector] = {
-    val buffers = f.futures.map { case (r, fut) => r -> FermionFileReader.await(fut) }
-    def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
-    val out = new Array[FieldVector](f.plans.size)
-    def decodeOne(i: Int): Unit = {
-      val d = borrowDecoder()
-      try { val p = f.plans(i); out(i) = d.decode(p.node, p.cmb, f.stripe, f.rows, chunk, allocator, p.dataPages) }
-      finally idleDecoders.add(d)
-    }
+    f.claim()
+    val fetched = IndexedSeq.newBuilder[(ByteRange, ByteBuffer)]
+    // Decoded vectors hold copies of the bytes and every decoding thread has finished when `run`
+    // returns (or throws): the buffers read for this fetch can then serve later reads.
     try {
-      ParallelDecode.run(f.plans.size, options.decodeThreads, f.bytes)(decodeOne)
-      out.toIndexedSeq
-    } catch { case t: Throwable => out.filter(_ != null).foreach(_.close()); throw t }
+      f.futures.foreach { case (r, fut) => fetched += r -> FermionFileReader.await(fut) }
+      val buffers = fetched.result()
+      def chunk(offset: Long, length: Long): ByteBuffer = FermionFileReader.sliceOf(buffers, offset, length)
+      val out = new Array[FieldVector](f.plans.size)
+      def decodeOne(i: Int): Unit = {
+        val d = borrowDecoder()
+        try { val p = f.plans(i); out(i) = d.decode(p.node, p.cmb, f.stripe, f.rows, chunk, allocator, p.dataPages) }
+        finally idleDecoders.add(d)
+      }
+      try {
+        ParallelDecode.run(f.plans.size, options.decodeThreads, f.bytes)(decodeOne)
+        out.toIndexedSeq
+      } catch { case t: Throwable => out.filter(_ != null).foreach(_.close()); throw t }
+    } finally input.releaseReadBuffers(fetched.result().drop(f.fromTail).map(_._2))
   }
 
   /** DATA pages skipped so far because no selected row lies in them. */
@@ -402,13 +409,21 @@ final private[core] case class ColumnPlan(
     dataPages: Option[IndexedSeq[SelectedPage]]
 )
 
-/** A stripe whose bytes are being fetched (see [[FermionFileReader.fetch]]). */
+/** A stripe whose bytes are being fetched (see [[FermionFileReader.fetch]]): the first `fromTail`
+  * ranges are views of the reader's tail buffer, the others buffers read for this fetch alone. */
 final private[core] class StripeFetch private[read] (
     val stripe: Int,
     val rows: Int,
     private[read] val plans: IndexedSeq[ColumnPlan],
-    private[read] val futures: IndexedSeq[(ByteRange, java.util.concurrent.CompletableFuture[ByteBuffer])]
+    private[read] val futures: IndexedSeq[(ByteRange, java.util.concurrent.CompletableFuture[ByteBuffer])],
+    private[read] val fromTail: Int
 ) {
+  private val decoded = new java.util.concurrent.atomic.AtomicBoolean
+
+  /** Its buffers are handed back after one decode: a second would read reused memory. */
+  private[read] def claim(): Unit =
+    if (!decoded.compareAndSet(false, true))
+      throw new IllegalStateException(s"stripe $stripe's fetch was already decoded")
 
   /** Bytes this fetch reads. */
   def bytes: Long = futures.map(_._1.length).sum

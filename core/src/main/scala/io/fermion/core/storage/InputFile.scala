@@ -24,6 +24,10 @@ private[core] trait InputFile extends Closeable {
   def readRanges(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] =
     ranges.map(r => java.util.concurrent.CompletableFuture.completedFuture(readFully(r.offset, r.length.toInt)))
 
+  /** Hands back buffers of a [[readRanges]] call once the caller holds no view of them (nothing
+    * decoded from them refers to their bytes), for later reads to reuse. */
+  def releaseReadBuffers(buffers: Iterable[ByteBuffer]): Unit = ()
+
   /** [[readRanges]] for many small ranges the caller waits for at once (a take's pages, blocks and
     * values): a file system may trade background reads for fewer hand-offs between threads. */
   def readScattered(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] =
@@ -66,7 +70,7 @@ final private[core] class HadoopInputFile private (
     if (!vectored || ranges.isEmpty) return super.readRanges(ranges)
     ranges.foreach(r => checkRange(r.offset, r.length))
     val fileRanges = ranges.map(r => org.apache.hadoop.fs.FileRange.createFileRange(r.offset, r.length.toInt))
-    in.readVectored(java.util.Arrays.asList(fileRanges: _*), (n: Int) => ByteBuffer.allocate(n))
+    in.readVectored(java.util.Arrays.asList(fileRanges: _*), (n: Int) => ReadBuffers.shared.allocate(n))
     ranges.zip(fileRanges).map { case (r, fr) =>
       fr.getData.handle[ByteBuffer] { (b, err) =>
         if (err != null) {
@@ -86,6 +90,8 @@ final private[core] class HadoopInputFile private (
       }
     }
   }
+
+  override def releaseReadBuffers(buffers: Iterable[ByteBuffer]): Unit = ReadBuffers.shared.release(buffers)
 
   /** On a local file: Hadoop's vectored read hands each range to a thread of its own and back,
     * which cost a 1,000-row take of one column half its time when the pages are in the OS cache.
