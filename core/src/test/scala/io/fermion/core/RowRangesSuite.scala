@@ -23,6 +23,8 @@ class RowRangesSuite extends AnyFunSuite {
       assert(ra.union(rb).rows.toSet == (set(a) ++ set(b)))
       assert(ra.intersect(rb).rows.toSet == (set(a) intersect set(b)))
       assert(ra.union(rb) == RowRanges.of(a ++ b), "normal form is unique")
+      val sorted = set(a).toArray.sorted
+      assert(RowRanges.ofSortedRows(sorted :+ 1000, sorted.length) == ra, s"the runs of $a's rows")
       val from = rnd.nextInt(120)
       val until = from + rnd.nextInt(10)
       assert(ra.overlaps(from, until) == (from until until).exists(set(a)), s"$ra overlaps [$from, $until)")

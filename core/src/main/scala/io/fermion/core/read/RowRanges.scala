@@ -68,6 +68,25 @@ private[core] object RowRanges {
 
   def all(rows: Int): RowRanges = if (rows <= 0) Empty else new RowRanges(Array(0, rows))
 
+  /** The runs of consecutive rows among `rows(0 until n)` (ascending, distinct): a filter's
+    * matches, turned into ranges without a pair per run. */
+  def ofSortedRows(rows: Array[Int], n: Int): RowRanges = {
+    var runs = 0
+    var i = 0
+    while (i < n) { if (i == 0 || rows(i) != rows(i - 1) + 1) runs += 1; i += 1 }
+    val bounds = new Array[Int](2 * runs)
+    var b = -1
+    i = 0
+    while (i < n) {
+      val r = rows(i)
+      require(i == 0 || r > rows(i - 1), "rows ascending and distinct")
+      if (i == 0 || r != rows(i - 1) + 1) { b += 1; bounds(2 * b) = r }
+      bounds(2 * b + 1) = r + 1
+      i += 1
+    }
+    new RowRanges(bounds)
+  }
+
   /** Normalises any ranges (unsorted, overlapping, empty ones dropped). */
   def of(ranges: Iterable[(Int, Int)]): RowRanges = {
     val sorted = ranges.filter { case (s, e) => s < e }.toArray.sortBy(_._1)

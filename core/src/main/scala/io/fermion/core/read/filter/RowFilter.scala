@@ -28,35 +28,35 @@ private[core] object RowFilter {
       column: String => Option[(FermionType, FieldVector)],
       candidates: RowRanges
   ): RowRanges = {
-    val all = candidates.rows
-    eval(FilterExpr.normalize(filter), column, Selection(all, all.length)) match {
+    eval(FilterExpr.normalize(filter), column, Selection.all(candidates)) match {
       case None => candidates
       case Some(kept) => kept.ranges
     }
   }
 
-  /** Sorted rows `rows(0 until n)`. */
-  final private case class Selection(rows: Array[Int], n: Int) {
-    def ranges: RowRanges = {
-      val runs = scala.collection.mutable.ArrayBuffer.empty[(Int, Int)]
-      var i = 0
-      while (i < n) {
-        var j = i + 1
-        while (j < n && rows(j) == rows(j - 1) + 1) j += 1
-        runs += ((rows(i), rows(j - 1) + 1))
-        i = j
-      }
-      RowRanges.of(runs)
-    }
+  private object Selection {
+    def apply(rows: Array[Int], n: Int): Selection = new Selection(rows, n, null)
+
+    /** Every row of `ranges`, listed only when a test needs them one by one. */
+    def all(ranges: RowRanges): Selection = new Selection(null, ranges.rowCount, ranges)
+  }
+
+  /** Sorted rows `rows(0 until n)`; when `whole` is set, they are its rows, listed on first use
+    * (the first range check of a filter reads the candidate ranges directly). */
+  final private class Selection(listed: Array[Int], val n: Int, val whole: RowRanges) {
+    lazy val rows: Array[Int] = if (listed != null) listed else whole.rows
+
+    def ranges: RowRanges = if (whole != null) whole else RowRanges.ofSortedRows(rows, n)
 
     /** The rows of this or `o` (both sorted). */
     def union(o: Selection): Selection = {
       val out = new Array[Int](n + o.n)
+      val (rows, others) = (this.rows, o.rows)
       var i = 0; var j = 0; var k = 0
       while (i < n || j < o.n) {
         val r =
-          if (j >= o.n || (i < n && rows(i) < o.rows(j))) { val x = rows(i); i += 1; x }
-          else if (i >= n || o.rows(j) < rows(i)) { val x = o.rows(j); j += 1; x }
+          if (j >= o.n || (i < n && rows(i) < others(j))) { val x = rows(i); i += 1; x }
+          else if (i >= n || others(j) < rows(i)) { val x = others(j); j += 1; x }
           else { val x = rows(i); i += 1; j += 1; x }
         out(k) = r; k += 1
       }
@@ -146,15 +146,16 @@ private[core] object RowFilter {
 
   /** The rows of `sel` that are null (`nulls`) or not; a column without nulls decides at once. */
   private def nullsOrNot(v: FieldVector, sel: Selection, nulls: Boolean): Selection =
-    if (v.getNullCount == 0) { if (nulls) Selection(sel.rows, 0) else sel }
-    else if (v.getNullCount == v.getValueCount) { if (nulls) sel else Selection(sel.rows, 0) }
+    if (v.getNullCount == 0) { if (nulls) Selection(Array.emptyIntArray, 0) else sel }
+    else if (v.getNullCount == v.getValueCount) { if (nulls) sel else Selection(Array.emptyIntArray, 0) }
     else keep(sel, row => v.isNull(row) == nulls)
 
   private def keep(sel: Selection, test: Int => Boolean): Selection = {
     val out = new Array[Int](sel.n)
     var k = 0
+    val rows = sel.rows
     var i = 0
-    while (i < sel.n) { val r = sel.rows(i); if (test(r)) { out(k) = r; k += 1 }; i += 1 }
+    while (i < sel.n) { val r = rows(i); if (test(r)) { out(k) = r; k += 1 }; i += 1 }
     Selection(out, k)
   }
 
@@ -215,30 +216,73 @@ private[core] object RowFilter {
     case Some(width) =>
       val data = v.getDataBufferAddress
       val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
-      val rows = sel.rows
       val out = new Array[Int](sel.n)
       // lo <= x <= hi as one comparison: x - lo <= hi - lo, unsigned (both sides shifted by
       // Long.MinValue to compare signed), and without nulls the count grows without a branch on
       // the outcome: TPC-H Q6's three range checks over a million rows took 11-12 ms with two
       // branches per row, 7-8 ms without.
-      val from = lo
-      val top = (hi - lo) + Long.MinValue
-      var k = 0
-      var i = 0
-      @inline def keep(r: Int, x: Long): Unit = {
-        out(k) = r
-        val hit = ((x - from) + Long.MinValue <= top) == inside
-        if (validity == 0L) k += (if (hit) 1 else 0) else if (hit && valid(validity, r)) k += 1
-      }
-      // One loop per width, so that the read inside is a single typed load.
+      val check = new RangeCheck(data, width, validity, inside, lo, (hi - lo) + Long.MinValue, out)
+      if (sel.whole != null) {
+        // Rows of whole ranges read in order, without listing them first.
+        val w = sel.whole
+        var g = 0
+        while (g < w.size) { check.rowsFrom(w.start(g), w.end(g)); g += 1 }
+      } else check.listed(sel.rows, sel.n)
+      Selection(out, check.kept)
+  }
+
+  /** The rows whose value (read from `data`, `width` bytes each) is inside [from, from + top -
+    * Long.MinValue] (or outside, `inside` false) and not null, appended to `out`. One loop per
+    * width, so that the read inside is a single typed load. */
+  final private class RangeCheck(
+      data: Long,
+      width: Int,
+      validity: Long,
+      inside: Boolean,
+      from: Long,
+      top: Long,
+      out: Array[Int]
+  ) {
+    var kept = 0
+
+    /** 1 when row `r`, holding `x`, is kept, else 0 (without a branch on the outcome when the
+      * column has no nulls). */
+    private def hit(r: Int, x: Long): Int = {
+      val in = ((x - from) + Long.MinValue <= top) == inside
+      if (validity == 0L) (if (in) 1 else 0) else if (in && valid(validity, r)) 1 else 0
+    }
+
+    /** Rows first until end. */
+    def rowsFrom(first: Int, end: Int): Unit = {
+      var k = kept
+      var r = first
       width match {
-        case 8 => while (i < sel.n) { val r = rows(i); keep(r, MemoryUtil.getLong(data + 8L * r)); i += 1 }
-        case 16 => while (i < sel.n) { val r = rows(i); keep(r, MemoryUtil.getLong(data + 16L * r)); i += 1 }
-        case 4 => while (i < sel.n) { val r = rows(i); keep(r, MemoryUtil.getInt(data + 4L * r).toLong); i += 1 }
-        case 2 => while (i < sel.n) { val r = rows(i); keep(r, MemoryUtil.getShort(data + 2L * r).toLong); i += 1 }
-        case _ => while (i < sel.n) { val r = rows(i); keep(r, MemoryUtil.getByte(data + r).toLong); i += 1 }
+        case 8 => while (r < end) { out(k) = r; k += hit(r, MemoryUtil.getLong(data + 8L * r)); r += 1 }
+        case 16 => while (r < end) { out(k) = r; k += hit(r, MemoryUtil.getLong(data + 16L * r)); r += 1 }
+        case 4 => while (r < end) { out(k) = r; k += hit(r, MemoryUtil.getInt(data + 4L * r).toLong); r += 1 }
+        case 2 => while (r < end) { out(k) = r; k += hit(r, MemoryUtil.getShort(data + 2L * r).toLong); r += 1 }
+        case _ => while (r < end) { out(k) = r; k += hit(r, MemoryUtil.getByte(data + r).toLong); r += 1 }
       }
-      Selection(out, k)
+      kept = k
+    }
+
+    /** Rows rows(0 until n). */
+    def listed(rows: Array[Int], n: Int): Unit = {
+      var k = kept
+      var i = 0
+      width match {
+        case 8 => while (i < n) { val r = rows(i); out(k) = r; k += hit(r, MemoryUtil.getLong(data + 8L * r)); i += 1 }
+        case 16 =>
+          while (i < n) { val r = rows(i); out(k) = r; k += hit(r, MemoryUtil.getLong(data + 16L * r)); i += 1 }
+        case 4 =>
+          while (i < n) { val r = rows(i); out(k) = r; k += hit(r, MemoryUtil.getInt(data + 4L * r).toLong); i += 1 }
+        case 2 =>
+          while (i < n) { val r = rows(i); out(k) = r; k += hit(r, MemoryUtil.getShort(data + 2L * r).toLong); i += 1 }
+        case _ =>
+          while (i < n) { val r = rows(i); out(k) = r; k += hit(r, MemoryUtil.getByte(data + r).toLong); i += 1 }
+      }
+      kept = k
+    }
   }
 
   /** Whether row `r` is not null (`validity` 0: the vector has no nulls). */
