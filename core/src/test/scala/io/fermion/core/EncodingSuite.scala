@@ -329,6 +329,40 @@ class EncodingSuite extends AnyFunSuite {
     ))
   }
 
+  test("a dictionary code outside the dictionary fails, whether values stay i64 or become PLAIN bytes") {
+    // Dictionary of two 4-byte entries (10, 20), codes bit-packed in `bits` bits into one word.
+    def page(bits: Int, codes: Seq[Long]): Array[Byte] = {
+      val word = codes.zipWithIndex.map { case (c, i) => c << (i * bits) }.foldLeft(0L)(_ | _)
+      ByteBuffer.allocate(4 + 8 + 2 + 8).order(ByteOrder.LITTLE_ENDIAN).putInt(2).putInt(10).putInt(20)
+        .put(PageEncoding.BitPack.toByte).put(bits.toByte).putLong(word).array()
+    }
+    for (keep <- Seq(false, true)) {
+      val d = new PageValueDecoder
+      val good = page(2, Seq(0, 1, 1, 0))
+      d.decode(PageEncoding.Dictionary, good, 0, good.length, 4, PageValues.Fixed(4), Long.MaxValue, keepLongs = keep)
+      val decoded =
+        if (keep) d.longValues.take(4).toSeq
+        else (0 until 4).map(i => ByteBuffer.wrap(d.plainArray).order(ByteOrder.LITTLE_ENDIAN).getInt(4 * i).toLong)
+      assert(decoded == Seq(10L, 20L, 20L, 10L))
+      for ((bits, codes) <- Seq(2 -> Seq(0L, 1L, 3L, 1L), 32 -> Seq(1L, 0xffffffffL))) {
+        val bad = page(bits, codes)
+        val e = intercept[MalformedPageException](
+          d.decode(
+            PageEncoding.Dictionary,
+            bad,
+            0,
+            bad.length,
+            codes.size,
+            PageValues.Fixed(4),
+            Long.MaxValue,
+            keepLongs = keep
+          )
+        )
+        assert(e.getMessage.contains("outside a dictionary of 2"), e.getMessage)
+      }
+    }
+  }
+
   test("dictionary_by_length: smaller than the dictionary when lengths tell values apart; wrong lengths fail") {
     val rnd = new Random(9)
     // TPC-H's l_shipinstruct: four values of four lengths.

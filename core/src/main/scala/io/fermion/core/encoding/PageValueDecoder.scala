@@ -100,9 +100,15 @@ final private[core] class PageValueDecoder {
         var i = 0
         while (i < size) { dict(i) = r.signed(width, "dictionary entry"); i += 1 }
         val codes = scratch.second(n)
-        readCodes(r, n, size, codes)
+        readCodes(r, n, size, codes, checked = false)
+        // Each code checked here, in the pass that looks it up.
         i = 0
-        while (i < n) { v(i) = dict(codes(i).toInt); i += 1 }
+        while (i < n) {
+          val c = codes(i)
+          if (java.lang.Long.compareUnsigned(c, size) >= 0) badCode(c, size)
+          v(i) = dict(c.toInt)
+          i += 1
+        }
       case PageEncoding.Rle => readRle(r, n, v)
       case other => unsupported(other, s"$width-byte")
     }
@@ -139,7 +145,9 @@ final private[core] class PageValueDecoder {
   }
 
   /** A dictionary's codes: u8 scheme (BITPACK, RLE or HUFFMAN), then its body; every code below `size`. */
-  private def readCodes(r: EncodedReader, n: Int, size: Int, codes: Array[Long]): Unit = {
+  /** Reads `n` dictionary codes; unless `checked` is false (then the caller checks each one),
+    * every code must lie in the dictionary of `size` entries. */
+  private def readCodes(r: EncodedReader, n: Int, size: Int, codes: Array[Long], checked: Boolean = true): Unit = {
     r.u8("code scheme") match {
       case PageEncoding.BitPack =>
         val w = r.u8("code bit width")
@@ -150,12 +158,11 @@ final private[core] class PageValueDecoder {
       case other => throw new MalformedPageException(s"unknown dictionary code scheme $other")
     }
     var i = 0
-    while (i < n) {
-      if (codes(i) < 0 || codes(i) >= size)
-        throw new MalformedPageException(s"dictionary code ${codes(i)} outside a dictionary of $size")
-      i += 1
-    }
+    while (checked && i < n) { if (codes(i) < 0 || codes(i) >= size) badCode(codes(i), size); i += 1 }
   }
+
+  private def badCode(code: Long, size: Int): Nothing =
+    throw new MalformedPageException(s"dictionary code $code outside a dictionary of $size")
 
   private def decodeWide(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
     val dst = outOf(n.toLong * width)
