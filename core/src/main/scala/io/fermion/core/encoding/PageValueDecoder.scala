@@ -144,9 +144,8 @@ final private[core] class PageValueDecoder {
     if (at != n) throw new MalformedPageException(s"runs cover $at of the page's $n values")
   }
 
-  /** A dictionary's codes: u8 scheme (BITPACK, RLE or HUFFMAN), then its body; every code below `size`. */
-  /** Reads `n` dictionary codes; unless `checked` is false (then the caller checks each one),
-    * every code must lie in the dictionary of `size` entries. */
+  /** A dictionary's `n` codes: u8 scheme (BITPACK, RLE or HUFFMAN), then its body; every code
+    * below `size`, checked here unless `checked` is false (then the caller checks each one). */
   private def readCodes(r: EncodedReader, n: Int, size: Int, codes: Array[Long], checked: Boolean = true): Unit = {
     r.u8("code scheme") match {
       case PageEncoding.BitPack =>
