@@ -257,10 +257,10 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
     /** A list or map read without its elements: an int vector of its lengths, with its validity. */
     def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
       precheck(node, slots)
-      v.allocateNew(slots)
+      ColumnDecoder.allocateValuesUnzeroed(v, slots, allocator)
       val bits = fillValidity(node, v.getValidityBuffer, slots)
       val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
-      // Straight into the vector, allocated above for `slots` values.
+      // Every slot written, straight into the vector allocated above for `slots` values.
       val address = v.getDataBufferAddress
       var i = 0
       while (i < slots) { MemoryUtil.putInt(address + 4L * i, offsets(i + 1) - offsets(i)); i += 1 }

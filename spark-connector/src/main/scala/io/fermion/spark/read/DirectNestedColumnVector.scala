@@ -24,17 +24,15 @@ final class DirectNestedColumnVector private (v: FieldVector, t: DataType, child
   private def length(rowId: Int): Int = Platform.getInt(null, offsets + 4L * rowId + 4) - start(rowId)
 
   override def getArray(rowId: Int): ColumnarArray =
-    if (offsets == 0L || children.length != 1) notAValue
+    if (offsets == 0L || children.length != 1) unsupported
     else if (isNullAt(rowId)) null
     else new ColumnarArray(children(0), start(rowId), length(rowId))
   override def getMap(rowId: Int): ColumnarMap =
-    if (offsets == 0L || children.length != 2) notAValue
+    if (offsets == 0L || children.length != 2) unsupported
     else if (isNullAt(rowId)) null
     else new ColumnarMap(children(0), children(1), start(rowId), length(rowId))
   override def getChild(ordinal: Int): ColumnVector =
-    if (offsets == 0L && ordinal >= 0 && ordinal < children.length) children(ordinal) else notAValue
-
-  private def notAValue = throw new UnsupportedOperationException(s"not a value of a ${t.simpleString} column")
+    if (offsets == 0L && ordinal >= 0 && ordinal < children.length) children(ordinal) else unsupported
 }
 
 object DirectNestedColumnVector {

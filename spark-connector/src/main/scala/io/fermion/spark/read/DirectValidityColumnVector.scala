@@ -23,7 +23,8 @@ abstract class DirectValidityColumnVector(v: FieldVector, t: DataType) extends C
 
 /** A list, map or struct column: it has no values of its own to hand out. */
 trait NoScalarValues extends ColumnVector {
-  private def unsupported = throw new UnsupportedOperationException(s"not a value of a ${dataType.simpleString} column")
+  protected def unsupported: Nothing =
+    throw new UnsupportedOperationException(s"not a value of a ${dataType.simpleString} column")
   override def getBoolean(rowId: Int): Boolean = unsupported
   override def getByte(rowId: Int): Byte = unsupported
   override def getShort(rowId: Int): Short = unsupported
