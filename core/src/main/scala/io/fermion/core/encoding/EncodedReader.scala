@@ -50,6 +50,14 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
     packed(n, width, reference, out, what)
   }
 
+  /** `n` values packed in `width` bits, plus `reference`, left packed (see [[PackedValues]]). */
+  def packedAsIs(n: Int, width: Int, reference: Long, into: PackedValues, what: String): Unit = {
+    val packed = BitPacking.packedBytes(n, width)
+    need(packed, what)
+    into.array = bytes; into.offset = arrayPosition; into.bits = width; into.reference = reference
+    buf.position(buf.position() + packed.toInt)
+  }
+
   /** `n` values packed in `width` bits, plus `reference`. */
   def packed(n: Int, width: Int, reference: Long, out: Array[Long], what: String): Unit = {
     val packed = BitPacking.packedBytes(n, width)
@@ -57,6 +65,16 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
     BitPacking.unpack(bytes, arrayPosition, n, width, reference, out)
     buf.position(buf.position() + packed.toInt)
   }
+}
+
+/** Values of a BITPACK or FOR page still packed: `bits`-bit words little-endian from byte
+  * `offset` of `array` (all `BitPacking.packedBytes(n, bits)` of them within the array), each value
+  * its word plus `reference`. */
+final private[core] class PackedValues {
+  var array: Array[Byte] = null
+  var offset: Int = 0
+  var bits: Int = 0
+  var reference: Long = 0L
 }
 
 /** Reusable long arrays for one decoder (unpacked values). */

@@ -28,11 +28,18 @@ final private[core] class PageValueDecoder {
     * null); a caller writing them to their destination itself saves a pass over the page. */
   var longValues: Array[Long] = null
 
+  /** When a BITPACK or FOR page of fixed-width values of up to 8 bytes, in at most 56 bits, was
+    * decoded with `keepPacked`: its values still packed (then `plainArray` and [[longValues]] are
+    * null), for a caller unpacking them into their destination in one pass. */
+  var packedValues: PackedValues = null
+  private val packed = new PackedValues
+
   /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
     * pages (the bytes their OFFSETS still allow); `valueLengths` gives the lengths of a variable
     * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
     * at hand, and such a page is rejected). With `keepLongs`, an encoded page of fixed-width values
-    * of up to 8 bytes stops at its values in [[longValues]]. */
+    * of up to 8 bytes stops at its values in [[longValues]]; with `keepPacked` too, a BITPACK or
+    * FOR page of such values stops before unpacking them ([[packedValues]]). */
   def decode(
       encoding: Int,
       src: Array[Byte],
@@ -42,20 +49,25 @@ final private[core] class PageValueDecoder {
       values: PageValues,
       maxBytes: Long,
       valueLengths: () => Array[Int] = null,
-      keepLongs: Boolean = false
+      keepLongs: Boolean = false,
+      keepPacked: Boolean = false
   ): Unit = {
     longValues = null
+    packedValues = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
     val r = new EncodedReader(src, off, len)
     plainOffset = 0
     values match {
       case PageValues.Bitmap => decodeBitmap(encoding, r, n)
       case PageValues.Fixed(w) if w > 8 => decodeWide(encoding, r, n, w)
+      case PageValues.Fixed(w)
+          if keepLongs && keepPacked && (encoding == PageEncoding.BitPack || encoding == PageEncoding.For) =>
+        keepPackedValues(encoding, r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
       case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths)
     }
     // `out` may have grown while decoding.
-    plainArray = if (longValues != null) null else out
+    plainArray = if (longValues != null || packedValues != null) null else out
     if (r.remaining != 0) throw new MalformedPageException(
       s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
     )
@@ -63,6 +75,19 @@ final private[core] class PageValueDecoder {
 
   private def unsupported(encoding: Int, what: String): Nothing =
     throw new MalformedPageException(s"encoding ${PageEncoding.name(encoding)} does not apply to $what pages")
+
+  /** A BITPACK or FOR page read up to its packed words (checked to lie within the body); values of
+    * more than 56 bits, beyond the callers' one-load-per-value kernels, are unpacked as usual. */
+  private def keepPackedValues(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
+    val isFor = encoding == PageEncoding.For
+    val what = if (isFor) "FOR values" else "bit-packed values"
+    val reference = if (isFor) r.i64(what) else 0L
+    val w = r.u8(if (isFor) what else "bit width")
+    if (w > 64) throw new MalformedPageException(if (isFor) s"$what has bit width $w" else s"bit width $w")
+    if (w <= 56) { r.packedAsIs(n, w, reference, packed, what); packedValues = packed }
+    else { val v = scratch.values(n); r.packed(n, w, reference, v, what); longValues = v }
+    plainLength = n * width
+  }
 
   private def decodeFixed(encoding: Int, r: EncodedReader, n: Int, width: Int, keepLongs: Boolean): Unit = {
     val v = scratch.values(n)

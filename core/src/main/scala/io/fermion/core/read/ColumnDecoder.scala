@@ -165,14 +165,25 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
         slots: Int,
         maxBytes: Long,
         valueLengths: (Int, Int) => Array[Int] = null,
-        fixedAsLongs: Boolean = false
+        fixedAsLongs: Boolean = false,
+        fixedPacked: Boolean = false
     )(f: (Int, DecodedPage, Int) => Unit): Unit =
       dataPages match {
         case None =>
           bytesOf(stream).foreach { case (buf, off) =>
             var row = 0
             var index = 0
-            pages.foreachPage(buf, off, kind, slots, maxBytes, expectedPages(stream), valueLengths, fixedAsLongs) { p =>
+            pages.foreachPage(
+              buf,
+              off,
+              kind,
+              slots,
+              maxBytes,
+              expectedPages(stream),
+              valueLengths,
+              fixedAsLongs,
+              fixedPacked
+            ) { p =>
               f(row, p, index); row += p.valueCount; index += 1
             }
             if (row != slots)
@@ -189,7 +200,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               maxBytes,
               ExpectedPages.single(sp.length, sp.slots),
               if (valueLengths == null) null else (first, n) => valueLengths(sp.firstSlot + first, n),
-              fixedAsLongs
+              fixedAsLongs,
+              fixedPacked
             ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
             if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
           }
@@ -383,17 +395,22 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
       val multiPage = isFull(dataStream) && m.fullNumPages(dataStream, stripe) > 1
       val pool = if (multiPage) m.fullPageMetaOffset(dataStream, stripe) else 0
-      // Encoded pages come as i64 values, written here with their range found on the way.
+      // Encoded pages come as i64 values (BITPACK and FOR ones still packed), written here with
+      // their range found on the way.
       val widened = t match { case d: FermionType.Decimal => d.storedWidth == 8; case _ => false }
       val stride = if (widened) 16 else width
       val range = new ValueRange
       val address = data.memoryAddress()
-      foreachDataPage(dataStream, kind, slots, Long.MaxValue, fixedAsLongs = t != FermionType.Bool) {
+      val asLongs = t != FermionType.Bool
+      foreachDataPage(dataStream, kind, slots, Long.MaxValue, fixedAsLongs = asLongs, fixedPacked = asLongs) {
         (row, p, index) =>
           if (t != FermionType.Bool && (row.toLong + p.valueCount) * stride > data.capacity())
             invalid(off, s"DATA pages of `${node.field.name}` hold more values than its ${slots} slots")
           var ranged = false
-          if (p.longs != null) {
+          if (p.packed != null) {
+            ArrowValues.putPacked(p.packed, p.valueCount, width, stride, address + row.toLong * stride, range)
+            ranged = true
+          } else if (p.longs != null) {
             ArrowValues.putLongs(p.longs, p.valueCount, width, stride, address + row.toLong * stride, range)
             ranged = true
           } else

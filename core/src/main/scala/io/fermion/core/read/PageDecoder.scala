@@ -4,21 +4,23 @@ import java.nio.ByteBuffer
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
-import io.fermion.core.encoding.{MalformedPageException, PageValueDecoder, PageValues, HuffmanBlock}
+import io.fermion.core.encoding.{HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues}
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
   * the next page is decoded. `encoding` is the one its header names. An encoded page of fixed-width
   * values decoded `fixedAsLongs` has its values in `longs` instead (`bytes` null): each value's
-  * PLAIN bytes are its low `len / valueCount` bytes. */
+  * PLAIN bytes are its low `len / valueCount` bytes; with `fixedPacked` too, a BITPACK or FOR page
+  * may come still packed, in `packed` (`bytes` and `longs` null). */
 final private[core] case class DecodedPage(
     bytes: Array[Byte],
     off: Int,
     len: Int,
     valueCount: Int,
     encoding: Int = 0,
-    longs: Array[Long] = null
+    longs: Array[Long] = null,
+    packed: PackedValues = null
 )
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
@@ -57,7 +59,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * pages decode to at most `maxBytes` bytes in all. `valueLengths(first, n)` gives the lengths of
     * the non-null values among the `n` slots from `first` (counted from the first page given here),
     * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
-    * pages of fixed-width values of up to 8 bytes are handed over as `longs` (see [[DecodedPage]]). */
+    * pages of fixed-width values of up to 8 bytes are handed over as `longs`, and with
+    * `fixedPacked` BITPACK and FOR pages as `packed` (see [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
@@ -66,7 +69,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
       maxBytes: Long = Long.MaxValue,
       expected: ExpectedPages = null,
       valueLengths: (Int, Int) => Array[Int] = null,
-      fixedAsLongs: Boolean = false
+      fixedAsLongs: Boolean = false,
+      fixedPacked: Boolean = false
   )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
@@ -190,7 +194,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
               kind,
               bytesLeft,
               if (valueLengths == null) null else () => valueLengths(first, h.valueCount),
-              fixedAsLongs
+              fixedAsLongs,
+              fixedPacked
             )
           } catch {
             case e: MalformedPageException =>
@@ -214,7 +219,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
             values.plainLength,
             h.valueCount,
             h.encoding,
-            values.longValues
+            values.longValues,
+            values.packedValues
           )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so
