@@ -118,4 +118,74 @@ class RowFilterSuite extends AnyFunSuite {
       } finally v.close()
     }
   }
+
+  /** Unsigned lexicographic order, then length: Spark's order of strings and binary. */
+  private def compareUnsigned(a: Array[Byte], b: Array[Byte]): Int = {
+    val n = math.min(a.length, b.length)
+    var i = 0
+    while (i < n) { val c = (a(i) & 0xff) - (b(i) & 0xff); if (c != 0) return c; i += 1 }
+    a.length - b.length
+  }
+
+  private def holdsBytes(e: FilterExpr, x: Option[Array[Byte]]): Boolean = e match {
+    case And(l, r) => holdsBytes(l, x) && holdsBytes(r, x)
+    case Or(l, r) => holdsBytes(l, x) || holdsBytes(r, x)
+    case IsNull(_) => x.isEmpty
+    case IsNotNull(_) => x.nonEmpty
+    case Compare(_, op, FilterValue.Bytes(y)) =>
+      x.exists { v =>
+        val c = compareUnsigned(v, y)
+        op match {
+          case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
+          case GtEq => c >= 0
+        }
+      }
+    case In(_, ys) => x.exists(v => ys.exists { case FilterValue.Bytes(y) => y.sameElements(v); case _ => false })
+    case StartsWith(_, p) => x.exists(v => v.length >= p.length && v.take(p.length).sameElements(p))
+    case other => throw new IllegalArgumentException(other.toString)
+  }
+
+  test("string and binary comparisons, IN and prefixes select exactly the matching rows (property)") {
+    val rnd = new Random(23)
+    // Shared prefixes, equal lengths, the empty string and bytes above 0x7f (compared unsigned).
+    val pool: IndexedSeq[Array[Byte]] = (IndexedSeq("", "A", "AIR", "AIR REG", "REG AIR", "AIRX", "AIR RE", "MAIL", "B")
+      .map(_.getBytes("UTF-8")) ++ IndexedSeq(Array[Byte](-1), Array[Byte](65, -128), Array[Byte](0, 0, 0)) ++
+      IndexedSeq.fill(8)(Array.fill(rnd.nextInt(12))((rnd.nextInt(256) - 128).toByte)))
+    val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
+    for (binary <- Seq(false, true); _ <- 0 until 10) {
+      val n = 1 + rnd.nextInt(3000)
+      val nulls = rnd.nextBoolean()
+      val values = IndexedSeq.fill(n)(if (nulls && rnd.nextInt(6) == 0) None else Some(pool(rnd.nextInt(pool.size))))
+      val v: BaseVariableWidthVector =
+        if (binary) new VarBinaryVector("c", allocator) else new VarCharVector("c", allocator)
+      try {
+        v.setInitialCapacity(n); v.allocateNew()
+        values.indices.foreach(i => values(i).fold(v.setNull(i))(b => v.setSafe(i, b)))
+        v.setValueCount(n)
+        val t = if (binary) FermionType.Binary else FermionType.Utf8
+        def literal: Array[Byte] =
+          if (rnd.nextInt(4) == 0) Array.fill(rnd.nextInt(8))((rnd.nextInt(256) - 128).toByte)
+          else pool(rnd.nextInt(pool.size))
+        def leaf: FilterExpr = rnd.nextInt(6) match {
+          case 0 => IsNull("c")
+          case 1 => In("c", IndexedSeq.fill(1 + rnd.nextInt(6))(FilterValue.Bytes(literal)))
+          case 2 => StartsWith("c", literal)
+          case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Bytes(literal))
+        }
+        def expr(depth: Int): FilterExpr =
+          if (depth == 0) leaf
+          else if (rnd.nextBoolean()) And(expr(depth - 1), expr(depth - 1))
+          else Or(expr(depth - 1), expr(depth - 1))
+        for (_ <- 0 until 30) {
+          val f = expr(rnd.nextInt(3))
+          val candidates =
+            if (rnd.nextBoolean()) RowRanges.all(n)
+            else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
+          val kept = RowFilter.select(f, name => if (name == "c") Some(t -> v) else None, candidates).rows.toSeq
+          val expected = candidates.rows.toSeq.filter(r => holdsBytes(f, values(r)))
+          assert(kept == expected, s"binary $binary, $f")
+        }
+      } finally v.close()
+    }
+  }
 }

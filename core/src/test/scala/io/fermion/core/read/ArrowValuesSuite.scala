@@ -61,7 +61,8 @@ class ArrowValuesSuite extends AnyFunSuite {
             ArrowValues.putLongs(values, n, width, stride, expected.memoryAddress(), range)
             var k = 0L
             while (k < bytes) {
-              val (a, b) = (MemoryUtil.getByte(fused.memoryAddress() + k), MemoryUtil.getByte(expected.memoryAddress() + k))
+              val (a, b) =
+                (MemoryUtil.getByte(fused.memoryAddress() + k), MemoryUtil.getByte(expected.memoryAddress() + k))
               assert(a == b, s"$clue: byte $k differs")
               k += 1
             }
