@@ -105,7 +105,9 @@ private[read] object ArrowValues {
   // The loops below unpack `groups` groups of eight values from byte `off`, write each plus `ref`
   // from `address`, and leave the smallest and largest code (not value) in `codes`. One loop per
   // output width, each group written out value by value: one loop testing the width, or a loop
-  // over the eight values of a group, ran 1.2-1.5x slower.
+  // over the eight values of a group, ran 1.2-1.5x slower. The range is one running minimum and
+  // maximum, whose branches are almost never taken (a tree of comparisons between a group's codes
+  // mispredicts half of them and ran 3x slower).
 
   private def packedInts(
       src: Array[Byte],
@@ -133,8 +135,6 @@ private[read] object ArrowValues {
       MemoryUtil.putInt(to + 8, c2.toInt + r); MemoryUtil.putInt(to + 12, c3.toInt + r)
       MemoryUtil.putInt(to + 16, c4.toInt + r); MemoryUtil.putInt(to + 20, c5.toInt + r)
       MemoryUtil.putInt(to + 24, c6.toInt + r); MemoryUtil.putInt(to + 28, c7.toInt + r)
-      // One running minimum and maximum: their branches are almost never taken (a tree of
-      // comparisons between the codes themselves mispredicts half of them, 3x slower).
       lo = math.min(lo, c0); lo = math.min(lo, c1); lo = math.min(lo, c2); lo = math.min(lo, c3)
       lo = math.min(lo, c4); lo = math.min(lo, c5); lo = math.min(lo, c6); lo = math.min(lo, c7)
       hi = math.max(hi, c0); hi = math.max(hi, c1); hi = math.max(hi, c2); hi = math.max(hi, c3)
@@ -169,8 +169,6 @@ private[read] object ArrowValues {
       MemoryUtil.putLong(to + 16, c2 + ref); MemoryUtil.putLong(to + 24, c3 + ref)
       MemoryUtil.putLong(to + 32, c4 + ref); MemoryUtil.putLong(to + 40, c5 + ref)
       MemoryUtil.putLong(to + 48, c6 + ref); MemoryUtil.putLong(to + 56, c7 + ref)
-      // One running minimum and maximum: their branches are almost never taken (a tree of
-      // comparisons between the codes themselves mispredicts half of them, 3x slower).
       lo = math.min(lo, c0); lo = math.min(lo, c1); lo = math.min(lo, c2); lo = math.min(lo, c3)
       lo = math.min(lo, c4); lo = math.min(lo, c5); lo = math.min(lo, c6); lo = math.min(lo, c7)
       hi = math.max(hi, c0); hi = math.max(hi, c1); hi = math.max(hi, c2); hi = math.max(hi, c3)
@@ -204,8 +202,6 @@ private[read] object ArrowValues {
       val c7 = BitPacking.groupValue(src, at, 7, bits, mask)
       wide(to, c0 + ref); wide(to + 16, c1 + ref); wide(to + 32, c2 + ref); wide(to + 48, c3 + ref)
       wide(to + 64, c4 + ref); wide(to + 80, c5 + ref); wide(to + 96, c6 + ref); wide(to + 112, c7 + ref)
-      // One running minimum and maximum: their branches are almost never taken (a tree of
-      // comparisons between the codes themselves mispredicts half of them, 3x slower).
       lo = math.min(lo, c0); lo = math.min(lo, c1); lo = math.min(lo, c2); lo = math.min(lo, c3)
       lo = math.min(lo, c4); lo = math.min(lo, c5); lo = math.min(lo, c6); lo = math.min(lo, c7)
       hi = math.max(hi, c0); hi = math.max(hi, c1); hi = math.max(hi, c2); hi = math.max(hi, c3)
