@@ -188,4 +188,69 @@ class RowFilterSuite extends AnyFunSuite {
       } finally v.close()
     }
   }
+
+  /** Spark's order of doubles, the contract of float filters: NaN equals NaN and sorts above every
+    * number, -0.0 equals 0.0. */
+  private def sparkOrder(a: Double, b: Double): Int =
+    if (a.isNaN || b.isNaN) { if (a.isNaN && b.isNaN) 0 else if (a.isNaN) 1 else -1 }
+    else if (a == b) 0
+    else if (a < b) -1
+    else 1
+
+  test("float and double comparisons select exactly the matching rows, in Spark's order (property)") {
+    val rnd = new Random(29)
+    val specials = IndexedSeq(
+      Double.NaN,
+      -0.0,
+      0.0,
+      Double.PositiveInfinity,
+      Double.NegativeInfinity,
+      Double.MinPositiveValue,
+      1.5,
+      -1.5
+    )
+    val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
+    for (single <- Seq(false, true); _ <- 0 until 10) {
+      val n = 1 + rnd.nextInt(3000)
+      val nulls = rnd.nextBoolean()
+      val pool = specials ++ IndexedSeq.fill(10)(rnd.nextGaussian() * 100)
+      // As stored: a float column holds its values rounded to float.
+      def stored(d: Double): Double = if (single) d.toFloat.toDouble else d
+      val values =
+        IndexedSeq.fill(n)(if (nulls && rnd.nextInt(6) == 0) None else Some(stored(pool(rnd.nextInt(pool.size)))))
+      val v: FieldVector = if (single) new Float4Vector("c", allocator) else new Float8Vector("c", allocator)
+      try {
+        v.setInitialCapacity(n); v.allocateNew()
+        values.indices.foreach { i =>
+          (v, values(i)) match {
+            case (f: Float4Vector, Some(x)) => f.set(i, x.toFloat)
+            case (f: Float8Vector, Some(x)) => f.set(i, x)
+            case (f: BaseFixedWidthVector, None) => f.setNull(i)
+            case other => throw new IllegalStateException(other.toString)
+          }
+        }
+        v.setValueCount(n)
+        val t = if (single) FermionType.Float32 else FermionType.Float64
+        for (_ <- 0 until 30) {
+          val op = ops(rnd.nextInt(ops.size))
+          val x = if (rnd.nextBoolean()) pool(rnd.nextInt(pool.size)) else rnd.nextGaussian() * 100
+          val f = Compare("c", op, FilterValue.Floating(x))
+          val candidates =
+            if (rnd.nextBoolean()) RowRanges.all(n)
+            else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
+          val kept = RowFilter.select(f, name => if (name == "c") Some(t -> v) else None, candidates).rows.toSeq
+          val expected = candidates.rows.toSeq.filter { r =>
+            values(r).exists { d =>
+              val c = sparkOrder(d, x)
+              op match {
+                case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
+                case GtEq => c >= 0
+              }
+            }
+          }
+          assert(kept == expected, s"single $single, $f")
+        }
+      } finally v.close()
+    }
+  }
 }

@@ -103,6 +103,8 @@ private[core] object RowFilter {
           case FilterValue.Integral(x) if integral(t, v).nonEmpty =>
             if (op == NotEq) Some(keepOutside(v, t, sel, x))
             else { val (lo, hi) = bounds(op, x); Some(keepInRange(v, t, sel, lo, hi)) }
+          case FilterValue.Floating(x) if v.isInstanceOf[Float4Vector] || v.isInstanceOf[Float8Vector] =>
+            Some(new FloatCompare(v, op, x).keep(sel))
           case FilterValue.Bytes(b) if op == Eq && v.isInstanceOf[BaseVariableWidthVector] =>
             Some(new BytesIn(v.asInstanceOf[BaseVariableWidthVector], Seq(b)).keep(sel))
           case _ => comparator(t, v)(lit).map(f => keepValid(v, sel, row => accepts(op, f(row))))
@@ -338,28 +340,13 @@ private[core] object RowFilter {
     else if (b.isNaN) -1
     else if (a < b) -1 else if (a > b) 1 else 0
 
-  /** The rows of a string or binary column equal to one of `literals`, tested straight from the
-    * vector's memory: a row's length picks the literals it can equal (often none), then its bytes
-    * are compared with those. One loop over the selection (its ranges in order when it has them,
-    * without listing its rows), with the test inlined rather than called through a function. */
-  final private class BytesIn(v: BaseVariableWidthVector, literals: Seq[Array[Byte]]) {
-    private val raw = new RawBytes(v)
-    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
-    private val longest = literals.map(_.length).max
-    private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).toArray)
+  /** A test of one row at a time, kept in one loop over the selection (its ranges in order when it
+    * has them, without listing its rows), where the test is a direct call the JIT inlines rather
+    * than a function value, one of many, called per row. */
+  abstract private class RowTest {
+    protected def matches(r: Int): Boolean
 
-    private def matches(r: Int): Boolean = {
-      val len = raw.length(r)
-      len <= longest && (validity == 0L || valid(validity, r)) && {
-        val candidates = byLength(len)
-        var k = 0
-        var hit = false
-        while (!hit && k < candidates.length) { hit = raw.sameBytes(r, candidates(k)); k += 1 }
-        hit
-      }
-    }
-
-    def keep(sel: Selection): Selection = {
+    final def keep(sel: Selection): Selection = {
       val out = new Array[Int](sel.n)
       var k = 0
       if (sel.whole != null) {
@@ -378,6 +365,44 @@ private[core] object RowFilter {
       }
       Selection(out, k)
     }
+  }
+
+  /** The rows of a string or binary column equal to one of `literals`, tested straight from the
+    * vector's memory: a row's length picks the literals it can equal (often none), then its bytes
+    * are compared with those. */
+  final private class BytesIn(v: BaseVariableWidthVector, literals: Seq[Array[Byte]]) extends RowTest {
+    private val raw = new RawBytes(v)
+    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+    private val longest = literals.map(_.length).max
+    private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).toArray)
+
+    protected def matches(r: Int): Boolean = {
+      val len = raw.length(r)
+      len <= longest && (validity == 0L || valid(validity, r)) && {
+        val candidates = byLength(len)
+        var k = 0
+        var hit = false
+        while (!hit && k < candidates.length) { hit = raw.sameBytes(r, candidates(k)); k += 1 }
+        hit
+      }
+    }
+  }
+
+  /** The rows of a `float` or `double` column whose (non-null) value compares to `x` as `op` asks,
+    * in Spark's order (NaN equals NaN and sorts above every number; -0.0 equals 0.0), each value
+    * read straight from the vector's memory. */
+  final private class FloatCompare(v: FieldVector, op: Op, x: Double) extends RowTest {
+    private val single = v.isInstanceOf[Float4Vector]
+    private val data = v.getDataBufferAddress
+    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+
+    protected def matches(r: Int): Boolean =
+      (validity == 0L || valid(validity, r)) && {
+        val d =
+          if (single) java.lang.Float.intBitsToFloat(MemoryUtil.getInt(data + 4L * r)).toDouble
+          else java.lang.Double.longBitsToDouble(MemoryUtil.getLong(data + 8L * r))
+        accepts(op, compareDoubles(d, x))
+      }
   }
 
   /** Strings and binary (4-byte offsets) read straight from the vector's memory: no bounds and
