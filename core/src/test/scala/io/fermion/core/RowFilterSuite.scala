@@ -61,15 +61,41 @@ class RowFilterSuite extends AnyFunSuite {
     case Or(l, r) => holds(l, x) || holds(r, x)
     case IsNull(_) => x.isEmpty
     case IsNotNull(_) => x.nonEmpty
-    case Compare(_, op, FilterValue.Integral(y)) =>
-      x.exists { v =>
-        op match {
-          case Eq => v == y; case NotEq => v != y; case Lt => v < y; case LtEq => v <= y; case Gt => v > y;
-          case GtEq => v >= y
-        }
-      }
+    case Compare(_, op, FilterValue.Integral(y)) => x.exists(v => satisfies(op, java.lang.Long.compare(v, y)))
     case In(_, ys) => x.exists(v => ys.contains(FilterValue.Integral(v)))
     case other => throw new IllegalArgumentException(other.toString)
+  }
+
+  /** Whether a comparison whose left side minus right side has sign `c` satisfies `op`. */
+  private def satisfies(op: Op, c: Int): Boolean = op match {
+    case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
+    case GtEq => c >= 0
+  }
+
+  /** A random AND/OR tree of up to two levels over `leaf`s. */
+  private def randomFilter(rnd: Random, leaf: () => FilterExpr): FilterExpr = {
+    def expr(depth: Int): FilterExpr =
+      if (depth == 0) leaf()
+      else if (rnd.nextBoolean()) And(expr(depth - 1), expr(depth - 1))
+      else Or(expr(depth - 1), expr(depth - 1))
+    expr(rnd.nextInt(3))
+  }
+
+  /** The filter keeps exactly the candidate rows `holds` accepts, for candidates that are the whole
+    * column of `n` rows or random stretches of it. */
+  private def assertSelects(
+      rnd: Random,
+      n: Int,
+      column: (FermionType, FieldVector),
+      f: FilterExpr,
+      holds: Int => Boolean,
+      clue: String
+  ): Unit = {
+    val candidates =
+      if (rnd.nextBoolean()) RowRanges.all(n)
+      else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
+    val kept = RowFilter.select(f, name => if (name == "c") Some(column) else None, candidates).rows.toSeq
+    assert(kept == candidates.rows.toSeq.filter(holds), clue)
   }
 
   test("integer-domain comparisons of every width select exactly the matching rows (property)") {
@@ -101,19 +127,9 @@ class RowFilterSuite extends AnyFunSuite {
           case 1 => In("c", IndexedSeq.fill(1 + rnd.nextInt(12))(FilterValue.Integral(literal)))
           case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Integral(literal))
         }
-        def expr(depth: Int): FilterExpr =
-          if (depth == 0) leaf
-          else if (rnd.nextBoolean()) And(expr(depth - 1), expr(depth - 1))
-          else Or(expr(depth - 1), expr(depth - 1))
         for (_ <- 0 until 30) {
-          val f = expr(rnd.nextInt(3))
-          // Candidates: the whole stripe, or random stretches of it.
-          val candidates =
-            if (rnd.nextBoolean()) RowRanges.all(n)
-            else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
-          val kept = RowFilter.select(f, name => if (name == "c") Some(t -> v) else None, candidates).rows.toSeq
-          val expected = candidates.rows.toSeq.filter(r => holds(f, values(r)))
-          assert(kept == expected, s"$t $f")
+          val f = randomFilter(rnd, () => leaf)
+          assertSelects(rnd, n, t -> v, f, r => holds(f, values(r)), s"$t $f")
         }
       } finally v.close()
     }
@@ -132,14 +148,7 @@ class RowFilterSuite extends AnyFunSuite {
     case Or(l, r) => holdsBytes(l, x) || holdsBytes(r, x)
     case IsNull(_) => x.isEmpty
     case IsNotNull(_) => x.nonEmpty
-    case Compare(_, op, FilterValue.Bytes(y)) =>
-      x.exists { v =>
-        val c = compareUnsigned(v, y)
-        op match {
-          case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
-          case GtEq => c >= 0
-        }
-      }
+    case Compare(_, op, FilterValue.Bytes(y)) => x.exists(v => satisfies(op, compareUnsigned(v, y)))
     case In(_, ys) => x.exists(v => ys.exists { case FilterValue.Bytes(y) => y.sameElements(v); case _ => false })
     case StartsWith(_, p) => x.exists(v => v.length >= p.length && v.take(p.length).sameElements(p))
     case other => throw new IllegalArgumentException(other.toString)
@@ -172,18 +181,9 @@ class RowFilterSuite extends AnyFunSuite {
           case 2 => StartsWith("c", literal)
           case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Bytes(literal))
         }
-        def expr(depth: Int): FilterExpr =
-          if (depth == 0) leaf
-          else if (rnd.nextBoolean()) And(expr(depth - 1), expr(depth - 1))
-          else Or(expr(depth - 1), expr(depth - 1))
         for (_ <- 0 until 30) {
-          val f = expr(rnd.nextInt(3))
-          val candidates =
-            if (rnd.nextBoolean()) RowRanges.all(n)
-            else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
-          val kept = RowFilter.select(f, name => if (name == "c") Some(t -> v) else None, candidates).rows.toSeq
-          val expected = candidates.rows.toSeq.filter(r => holdsBytes(f, values(r)))
-          assert(kept == expected, s"binary $binary, $f")
+          val f = randomFilter(rnd, () => leaf)
+          assertSelects(rnd, n, t -> v, f, r => holdsBytes(f, values(r)), s"binary $binary, $f")
         }
       } finally v.close()
     }
@@ -235,20 +235,14 @@ class RowFilterSuite extends AnyFunSuite {
           val op = ops(rnd.nextInt(ops.size))
           val x = if (rnd.nextBoolean()) pool(rnd.nextInt(pool.size)) else rnd.nextGaussian() * 100
           val f = Compare("c", op, FilterValue.Floating(x))
-          val candidates =
-            if (rnd.nextBoolean()) RowRanges.all(n)
-            else RowRanges.of(Seq.fill(1 + rnd.nextInt(4)) { val s = rnd.nextInt(n); (s, s + rnd.nextInt(n - s) + 1) })
-          val kept = RowFilter.select(f, name => if (name == "c") Some(t -> v) else None, candidates).rows.toSeq
-          val expected = candidates.rows.toSeq.filter { r =>
-            values(r).exists { d =>
-              val c = sparkOrder(d, x)
-              op match {
-                case Eq => c == 0; case NotEq => c != 0; case Lt => c < 0; case LtEq => c <= 0; case Gt => c > 0;
-                case GtEq => c >= 0
-              }
-            }
-          }
-          assert(kept == expected, s"single $single, $f")
+          assertSelects(
+            rnd,
+            n,
+            t -> v,
+            f,
+            r => values(r).exists(d => satisfies(op, sparkOrder(d, x))),
+            s"single $single, $f"
+          )
         }
       } finally v.close()
     }

@@ -44,10 +44,16 @@ final private[core] class EncodedReader(bytes: Array[Byte], off: Int, len: Int) 
 
   /** A FOR block of `n` values: i64 reference, u8 bit width, packed words. */
   def forBlock(n: Int, out: Array[Long], what: String): Unit = {
+    val (reference, width) = forHeader(what)
+    packed(n, width, reference, out, what)
+  }
+
+  /** A FOR block's reference and bit width (at most 64), up to its packed words. */
+  def forHeader(what: String): (Long, Int) = {
     val reference = i64(what)
     val width = u8(what)
     if (width > 64) throw new MalformedPageException(s"$what has bit width $width")
-    packed(n, width, reference, out, what)
+    (reference, width)
   }
 
   /** `n` values packed in `width` bits, plus `reference`, left packed (see [[PackedValues]]). */

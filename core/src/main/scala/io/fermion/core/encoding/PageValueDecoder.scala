@@ -79,25 +79,31 @@ final private[core] class PageValueDecoder {
   /** A BITPACK or FOR page read up to its packed words (checked to lie within the body); values of
     * more than 56 bits, beyond the callers' one-load-per-value kernels, are unpacked as usual. */
   private def keepPackedValues(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
-    val isFor = encoding == PageEncoding.For
-    val what = if (isFor) "FOR values" else "bit-packed values"
-    val reference = if (isFor) r.i64(what) else 0L
-    val w = r.u8(if (isFor) what else "bit width")
-    if (w > 64) throw new MalformedPageException(if (isFor) s"$what has bit width $w" else s"bit width $w")
+    val (reference, w, what) = packedHeader(encoding, r)
     if (w <= 56) { r.packedAsIs(n, w, reference, packed, what); packedValues = packed }
     else { val v = scratch.values(n); r.packed(n, w, reference, v, what); longValues = v }
     plainLength = n * width
   }
 
+  /** A BITPACK page's bit width, or a FOR page's reference and bit width (format 5.7): the
+    * reference (0 for BITPACK), the width, and what the packed values are called in errors. */
+  private def packedHeader(encoding: Int, r: EncodedReader): (Long, Int, String) =
+    if (encoding == PageEncoding.For) {
+      val (reference, w) = r.forHeader("FOR values")
+      (reference, w, "FOR values")
+    } else {
+      val w = r.u8("bit width")
+      if (w > 64) throw new MalformedPageException(s"bit width $w")
+      (0L, w, "bit-packed values")
+    }
+
   private def decodeFixed(encoding: Int, r: EncodedReader, n: Int, width: Int, keepLongs: Boolean): Unit = {
     val v = scratch.values(n)
     encoding match {
       case PageEncoding.Constant => java.util.Arrays.fill(v, 0, n, r.signed(width, "constant value"))
-      case PageEncoding.BitPack =>
-        val w = r.u8("bit width")
-        if (w > 64) throw new MalformedPageException(s"bit width $w")
-        r.packed(n, w, 0L, v, "bit-packed values")
-      case PageEncoding.For => r.forBlock(n, v, "FOR values")
+      case PageEncoding.BitPack | PageEncoding.For =>
+        val (reference, w, what) = packedHeader(encoding, r)
+        r.packed(n, w, reference, v, what)
       case PageEncoding.Delta =>
         val first = r.i64("first value")
         val w = r.u8("delta bit width")
