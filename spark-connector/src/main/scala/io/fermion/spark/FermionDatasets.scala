@@ -353,7 +353,7 @@ object FermionDatasets {
     )
     val written =
       try df.queryExecution.toRdd.mapPartitions { rows =>
-          val out = scala.collection.mutable.ArrayBuffer.empty[(Long, String)]
+          val out = scala.collection.mutable.ArrayBuffer.empty[(Long, String, IndexedSeq[Long])]
           val nulls = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(types.length)
           var writer: io.fermion.spark.write.FermionDataWriter = null
           var fragment = -1L
@@ -361,7 +361,8 @@ object FermionDatasets {
           var total = 0L
           def finish(): Unit = if (writer != null) {
             while (next < total) { writer.write(nulls); next += 1 } // rows not given (or deleted) read null
-            out += fragment -> writer.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage].relativePath
+            val m = writer.commit().asInstanceOf[io.fermion.spark.write.FermionCommitMessage]
+            out += ((fragment, m.relativePath, m.columnBytes))
             writer = null
           }
           try {
@@ -418,7 +419,7 @@ object FermionDatasets {
       written.foreach(w => ds.fs.delete(ds.resolvePath(w._2), false))
       throw new IllegalStateException(s"the rows of fragment $f reached several tasks; nothing was added")
     }
-    val files = written.map { case (f, p) => f -> DataFile(p, ids) }.toMap
+    val files = written.map { case (f, p, sizes) => f -> DataFile(p, ids, sizes) }.toMap
     try ds.commit(
         base.version,
         Operation.AddColumnFiles(

@@ -129,7 +129,7 @@ object Compaction {
         Fragment(
           0,
           writer.rowsWritten,
-          IndexedSeq(DataFile(relative, fileSchema.fields.map(_.fieldId))),
+          IndexedSeq(DataFile(relative, fileSchema.fields.map(_.fieldId), writer.columnBytes)),
           None,
           rowIds = if (keepIds) Some(RowIds.of(rowIds.result())) else None,
           partition = group.partition

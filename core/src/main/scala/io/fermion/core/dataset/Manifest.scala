@@ -96,6 +96,18 @@ final case class Fragment(
 ) {
   def rowCount: Long = physicalRows - deletion.map(_.deletedRows).getOrElse(0L)
 
+  /** The size in memory of top-level field `fieldId`'s values in the live rows, from the size its
+    * file records (deleted rows deducted in proportion); Some(0) when no file holds the field (it
+    * reads null), None when the file holding it records no sizes. */
+  def liveBytes(fieldId: Int): Option[Long] =
+    files.find(_.fieldIds.contains(fieldId)) match {
+      case None => Some(0L)
+      case Some(d) if d.fieldBytes.isEmpty => None
+      case Some(d) =>
+        val bytes = d.fieldBytes(d.fieldIds.indexOf(fieldId))
+        Some(if (physicalRows == 0) 0L else (bytes.toDouble * rowCount / physicalRows).toLong)
+    }
+
   /** Every file the fragment needs, relative to the dataset root: data files, deletion file, row
     * id file. */
   def referencedFiles: Seq[String] =
@@ -104,7 +116,15 @@ final case class Fragment(
 
 /** A Fermion file of a fragment, its path relative to the dataset root, and the field ids it holds
   * (top-level ids; a file holds a top-level field with all its nested fields). */
-final case class DataFile(path: String, fieldIds: IndexedSeq[Int])
+final case class DataFile(
+    path: String,
+    fieldIds: IndexedSeq[Int],
+    /** The size in memory of each field of [[fieldIds]] in the file, in the same order, in Arrow's
+      * layout (`FermionFileWriter.columnBytes`), for query planners; empty when not recorded. */
+    fieldBytes: IndexedSeq[Long] = IndexedSeq.empty
+) {
+  require(fieldBytes.isEmpty || fieldBytes.size == fieldIds.size, "one size per field id, or none")
+}
 
 /** The rows deleted from a fragment: local row offsets, as an Arrow IPC file of one uint32 column
   * (few rows) or a serialised Roaring bitmap (many rows). Path relative to the dataset root. */

@@ -14,17 +14,21 @@ private[core] object ManifestCodec {
   val Major = 1
 
   /** The newest minor version this code reads and writes. Minor 1 adds a list of sections after the
-    * fragments (the partitioning, 6.7); manifests without a section are still written as minor 0,
-    * byte for byte as before. */
+    * fragments (the partitioning, 6.7; column sizes, 6.8); manifests without a section are still
+    * written as minor 0, byte for byte as before. */
   val Minor = 1
 
   /** Section kinds (6.7). */
   val PartitioningSection = 1
+  val ColumnSizesSection = 2
 
-  /** The sections of `m`: its partitioning when it is partitioned. */
+  /** The sections of `m`: its partitioning when it is partitioned, its files' column sizes when
+    * some file records them. */
   private def sections(m: Manifest): Seq[(Int, Array[Byte])] =
-    if (m.partitionSpec.isEmpty) Nil
-    else Seq(PartitioningSection -> partitioningBody(m.partitionSpec, m.fragments))
+    (if (m.partitionSpec.isEmpty) Nil
+     else Seq(PartitioningSection -> partitioningBody(m.partitionSpec, m.fragments))) ++
+      (if (!m.fragments.exists(_.files.exists(_.fieldBytes.nonEmpty))) Nil
+       else Seq(ColumnSizesSection -> columnSizesBody(m.fragments)))
 
   def encode(m: Manifest): Array[Byte] = {
     val extra = sections(m)
@@ -70,6 +74,38 @@ private[core] object ManifestCodec {
     b.u32(fragments.size)
     fragments.foreach { f => b.u32(f.partition.size); f.partition.foreach(writeValue(b, _)) }
     b.written
+  }
+
+  /** The column sizes section: per fragment, per data file, the sizes of its fields (none when
+    * the file records none). */
+  def columnSizesBody(fragments: Seq[Fragment]): Array[Byte] = {
+    val b = new MetadataWriter(Array.emptyByteArray)
+    b.u32(fragments.size)
+    fragments.foreach { f =>
+      b.u32(f.files.size)
+      f.files.foreach { d => b.u32(d.fieldBytes.size); d.fieldBytes.foreach(b.i64) }
+    }
+    b.written
+  }
+
+  /** `fragments` with the sizes a column sizes section gives their files. */
+  def readColumnSizes(r: MetadataReader, fragments: IndexedSeq[Fragment]): IndexedSeq[Fragment] = {
+    val n = r.count("sized fragments", 4)
+    r.check(n == fragments.size, s"column sizes are given for $n fragments, not for the ${fragments.size} listed")
+    fragments.map { f =>
+      val files = r.count("sized files", 4)
+      r.check(files == f.files.size, s"fragment ${f.id} has column sizes for $files files, not for its ${f.files.size}")
+      f.copy(files = f.files.map { d =>
+        val k = r.count("column sizes", 8)
+        r.check(
+          k == 0 || k == d.fieldIds.size,
+          s"data file ${d.path} has $k column sizes for its ${d.fieldIds.size} field ids"
+        )
+        val sizes = (0 until k).map(_ => r.i64("column size"))
+        r.check(sizes.forall(_ >= 0), s"data file ${d.path} has a negative column size")
+        d.copy(fieldBytes = sizes)
+      })
+    }
   }
 
   /** Reads a partitioning section: (spec, values of each of `fragments` fragments). */
@@ -183,11 +219,13 @@ private[core] object ManifestCodec {
     val listed = readFragments(r)
     var spec = IndexedSeq.empty[Int]
     var fragments = listed
-    if (minor >= 1) readSections(r) { case PartitioningSection =>
-      rd =>
-        val (s, values) = readPartitioning(rd, listed.size)
-        spec = s
-        fragments = listed.zip(values).map { case (f, v) => f.copy(partition = v) }
+    if (minor >= 1) readSections(r) {
+      case PartitioningSection =>
+        rd =>
+          val (s, values) = readPartitioning(rd, listed.size)
+          spec = s
+          fragments = fragments.zip(values).map { case (f, v) => f.copy(partition = v) }
+      case ColumnSizesSection => rd => fragments = readColumnSizes(rd, fragments)
     }
     if (minor <= Minor) r.done() else r.skipRest() // a newer minor version may append fields this reader skips
     r.check(

@@ -38,6 +38,9 @@ final class FermionFileWriter private (
   private var peakBuffered = 0L
   private var closed = false
 
+  /** Per column, the bytes its values took in the buffers of the stripes written so far. */
+  private val columnBytesWritten = new Array[Long](columns.size)
+
   FermionFileWriter.checkColumnPaths(schema, options)
   out.write(FileLayout.Magic)
   out.write(new Array[Byte](FileLayout.HeaderSize - FileLayout.Magic.length))
@@ -169,6 +172,7 @@ final class FermionFileWriter private (
       val recs = encoder.encode(columns(c), ends)
       var s = 0
       while (s < recs.size) { chunks(c)(s) += recs(s); s += 1 }
+      columnBytesWritten(c) += columns(c).bufferedBytes
       columns(c).clear()
       c += 1
     }
@@ -239,6 +243,11 @@ final class FermionFileWriter private (
   }
 
   def rowsWritten: Long = totalRows + stripeRows
+
+  /** Each column's size in memory over the rows written so far, in Arrow's layout: validity bits,
+    * 4-byte lengths of variable-width values, lists and maps, and the values (what a dataset's
+    * manifest records for query planners, docs/table-format.md 6.8). */
+  def columnBytes: IndexedSeq[Long] = columns.indices.map(c => columnBytesWritten(c) + columns(c).bufferedBytes)
   def bytesWritten: Long = out.position
 
   /** The largest stripe buffer this writer held, in bytes (the writer-memory benchmark reads it). */

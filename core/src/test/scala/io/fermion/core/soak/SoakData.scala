@@ -156,7 +156,7 @@ object SoakData {
     val op = TransactionCodec.decode(bytes, ds.name, m.transactionFile).map(_.operation)
     val OpFile = """.*op(\d+)-\d+\.fermion""".r
     val OpText = """op=(\d+).*""".r
-    def fromFiles(fs: Seq[Fragment]) = fs.flatMap(_.files).collectFirst { case DataFile(OpFile(id), _) => id.toLong }
+    def fromFiles(fs: Seq[Fragment]) = fs.flatMap(_.files).collectFirst { case DataFile(OpFile(id), _, _) => id.toLong }
     op.flatMap {
       case Operation.Append(_, fs, _) => fromFiles(fs)
       case Operation.Compact(_, fs) => fromFiles(fs)

@@ -55,27 +55,47 @@ final class FermionScan(
 
   /** The size Spark's planner compares with the broadcast threshold, meant as the rows' size in
     * memory: the version's live rows (counted by the manifest, deletions deducted) times Spark's
-    * own row width without column statistics, 8 bytes plus each read column's default size. The
-    * rows are reported too. Files' bytes, the estimate of Spark's file sources, understate the rows
-    * several times over once compressed (TPC-H sf1 Q12 broadcast 1.5M rows of `orders` from a
-    * 10 MB estimate and ran at 0.6-0.7x the speed of Parquet, which shuffled). Loose files, whose
-    * row counts are only in their footers, are estimated that way: their bytes times the share of
-    * the row width the scan reads. */
+    * per-row overhead of 8 bytes, plus the read columns' size in memory as the manifest records it
+    * for each file (Arrow's layout: strings at their real lengths), or, for a column some file
+    * records no size for, Spark's default size per row. The rows are reported too. Files' bytes,
+    * the estimate of Spark's file sources, understate the rows several times over once compressed
+    * (TPC-H sf1 Q12 broadcast 1.5M rows of `orders` from a 10 MB estimate and ran at 0.6-0.7x the
+    * speed of Parquet, which shuffled); Spark's default sizes overstate short strings (20 bytes),
+    * dates and narrow decimals, which kept small dimension tables from being broadcast. Loose
+    * files, whose row counts are only in their footers, are estimated by their bytes times the
+    * share of the row width the scan reads. */
   override def estimateStatistics(): Statistics = {
     import FermionScan.RowOverheadBytes
-    val rowWidth = RowOverheadBytes + readSchema.defaultSize
     val rows = snapshot.liveRows
     val bytes = rows match {
-      case Some(n) => math.max(1L, n * rowWidth)
+      case Some(n) => math.max(1L, n * RowOverheadBytes + columnBytes(n))
       case None =>
         val total = snapshot.files.map(_.length).sum
-        val share = rowWidth.toDouble / (RowOverheadBytes + tableSchema.defaultSize)
+        val share = (RowOverheadBytes + readSchema.defaultSize).toDouble / (RowOverheadBytes + tableSchema.defaultSize)
         math.max(1L, (total * math.min(1.0, share)).toLong)
     }
     new Statistics {
       override def sizeInBytes(): OptionalLong = OptionalLong.of(bytes)
       override def numRows(): OptionalLong = rows.map(OptionalLong.of).getOrElse(OptionalLong.empty())
     }
+  }
+
+  /** The read columns' size in memory over `rows` rows: recorded sizes where the manifest has them
+    * (a struct read in part counted in proportion of Spark's default sizes), else default sizes. */
+  private def columnBytes(rows: Long): Long = {
+    def lower(name: String) = name.toLowerCase(java.util.Locale.ROOT)
+    val partitionIds = snapshot.partitionFields.map(_.fieldId).toSet
+    val ids = snapshot.columnIds.getOrElse(Map.empty[String, Int]).filterNot(e => partitionIds.contains(e._2))
+    val recorded = snapshot.recordedBytes(readSchema.fields.toSeq.flatMap(f => ids.get(lower(f.name))))
+    readSchema.fields.iterator.map { f =>
+      ids.get(lower(f.name)).flatMap(recorded.get) match {
+        case Some(b) =>
+          val whole = tableSchema.fields.find(t => lower(t.name) == lower(f.name)).map(_.dataType.defaultSize)
+          val share = whole.map(w => math.min(1.0, f.dataType.defaultSize.toDouble / math.max(1, w))).getOrElse(1.0)
+          (b * share).toLong
+        case None => rows * f.dataType.defaultSize
+      }
+    }.sum
   }
 
   override def planInputPartitions(): Array[InputPartition] = {

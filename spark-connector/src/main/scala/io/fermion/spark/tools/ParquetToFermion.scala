@@ -27,7 +27,13 @@ object ParquetToFermion {
     * listings skip names starting with `_`), so the Parquet table stays readable as it was. */
   val InPlaceDataDir: String = DatasetLayout.ConvertedDataDir
 
-  final case class Written(index: Int, relativePath: String, rows: Long, bytes: Long)
+  final case class Written(
+      index: Int,
+      relativePath: String,
+      rows: Long,
+      bytes: Long,
+      columnBytes: IndexedSeq[Long] = IndexedSeq.empty
+  )
 
   /** Checks everything that can be checked before a byte is written: types, options, destination. */
   private def prepare(
@@ -225,7 +231,7 @@ object ParquetToFermion {
       }
       val m = writer.commit().asInstanceOf[FermionCommitMessage]
       if (accumulator != null) accumulator.add(fileBytes - reported)
-      Written(index, relative, m.rows, m.bytes)
+      Written(index, relative, m.rows, m.bytes, m.columnBytes)
     } catch {
       case t: Throwable =>
         try writer.abort()
@@ -247,7 +253,8 @@ object ParquetToFermion {
     val (withRows, empty) = written.sortBy(_.index).partition(_.rows > 0)
     empty.foreach(w => ds.fs.delete(ds.resolvePath(w.relativePath), false))
     val ids = fermionSchema.fields.map(_.fieldId)
-    val fragments = withRows.map(w => Fragment(0, w.rows, IndexedSeq(DataFile(w.relativePath, ids)), None))
+    val fragments =
+      withRows.map(w => Fragment(0, w.rows, IndexedSeq(DataFile(w.relativePath, ids, w.columnBytes)), None))
     val op =
       if (readVersion > 0 && overwrite) Operation.Overwrite(fermionSchema, fragments)
       else Operation.Append(fermionSchema, fragments)

@@ -68,7 +68,7 @@ final class FermionBatchWrite(
     removeFiles(empty)
     val topIds = fermionSchema.fields.map(_.fieldId).filterNot(partitionSpec.contains)
     withRows.map(m =>
-      Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds)), None, partition = m.partition)
+      Fragment(0, m.rows, IndexedSeq(DataFile(m.relativePath, topIds, m.columnBytes)), None, partition = m.partition)
     ).toIndexedSeq
   }
 
@@ -148,14 +148,15 @@ object FermionBatchWrite {
   final case class Partitioning(rows: StructType, ordinals: IndexedSeq[Int], spec: IndexedSeq[Int])
 }
 
-/** What a task reports to the driver: the data file it wrote (relative to the dataset root), and
-  * in a partitioned dataset the partition values of its rows. */
+/** What a task reports to the driver: the data file it wrote (relative to the dataset root), its
+  * columns' sizes in memory, and in a partitioned dataset the partition values of its rows. */
 final case class FermionCommitMessage(
     relativePath: String,
     rows: Long,
     bytes: Long,
     batchIds: Option[Array[Byte]] = None,
-    partition: IndexedSeq[Option[io.fermion.core.expr.FilterValue]] = IndexedSeq.empty
+    partition: IndexedSeq[Option[io.fermion.core.expr.FilterValue]] = IndexedSeq.empty,
+    columnBytes: IndexedSeq[Long] = IndexedSeq.empty
 ) extends WriterCommitMessage
 
 /** What a task of a partitioned write reports: one data file per partition it wrote. */

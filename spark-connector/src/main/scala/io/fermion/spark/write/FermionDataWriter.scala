@@ -96,7 +96,7 @@ final class FermionDataWriter(
         batchIds.serialize(new java.io.DataOutputStream(out))
         Some(out.toByteArray)
       }
-    FermionCommitMessage(relativePath, writer.rowsWritten, writer.bytesWritten, ids)
+    FermionCommitMessage(relativePath, writer.rowsWritten, writer.bytesWritten, ids, columnBytes = writer.columnBytes)
   }
 
   override def abort(): Unit = {
