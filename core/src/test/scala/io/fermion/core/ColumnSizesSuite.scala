@@ -86,9 +86,12 @@ class ColumnSizesSuite extends AnyFunSuite {
     def minor(bytes: Array[Byte]) =
       ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getShort(ManifestCodec.Magic.length + 2)
     assert(minor(ManifestCodec.encode(m)) == 1)
-    val plain = m.copy(fragments = m.fragments.map(f => f.copy(files = f.files.map(_.copy(fieldBytes = IndexedSeq.empty)))))
+    val plain =
+      m.copy(fragments = m.fragments.map(f => f.copy(files = f.files.map(_.copy(fieldBytes = IndexedSeq.empty)))))
     assert(minor(ManifestCodec.encode(plain)) == 0, "without sizes a manifest stays byte for byte minor 0")
-    assert(ManifestCodec.decode(ManifestCodec.encode(plain), "t", "m").fragments.forall(_.files.forall(_.fieldBytes.isEmpty)))
+    assert(
+      ManifestCodec.decode(ManifestCodec.encode(plain), "t", "m").fragments.forall(_.files.forall(_.fieldBytes.isEmpty))
+    )
 
     // Bodies that do not fit the fragments they describe are a damaged manifest.
     def body(f: MetadataWriter => Unit): MetadataReader = {
@@ -107,7 +110,9 @@ class ColumnSizesSuite extends AnyFunSuite {
       IndexedSeq(IndexedSeq(1L, 2L, 3L), IndexedSeq.empty))
   }
 
-  test("a snapshot's recorded bytes: deletions deducted, missing files' sizes leave the column out, compaction records them") {
+  test(
+    "a snapshot's recorded bytes: deletions deducted, missing files' sizes leave the column out, compaction records them"
+  ) {
     val ds = newDataset()
     val (a, sa) = write(ds, 400, 1000)
     val (b, sb) = write(ds, 100, 1000)

@@ -1,5 +1,7 @@
 package io.fermion.core.encoding
 
+import org.apache.arrow.memory.util.MemoryUtil
+
 import java.nio.{ByteBuffer, ByteOrder}
 
 /** A bounds-checked little-endian cursor over one encoded page body. Every read that would pass
@@ -83,12 +85,100 @@ final private[core] class PackedValues {
   var reference: Long = 0L
 }
 
+/** The values of a dictionary page of variable-width values, not yet concatenated: entry `e`
+  * holds `lens(e)` bytes of `dict` from `starts(e)`, value `i` is entry `codes(i)` (all checked
+  * by the decoder). Entries of up to 16 bytes, the usual dictionary of short values, are written as
+  * two 8-byte words each, read once per entry: a value's words spill past its end into the next
+  * value's place, which the next value overwrites, so a destination holds [[DictionaryEntries.Spill]]
+  * bytes more than the values. A copy call per value costs several times more for values this
+  * short. */
+final private[core] class DictionaryEntries {
+  private var dict: Array[Byte] = null
+  private var starts: Array[Int] = null
+  private var lens: Array[Long] = null
+  private var codes: Array[Long] = null
+  private var low: Array[Long] = null
+  private var high: Array[Long] = null
+  private var count = 0
+
+  def set(
+      dict: Array[Byte],
+      starts: Array[Int],
+      lens: Array[Long],
+      codes: Array[Long],
+      count: Int,
+      scratch: LongScratch
+  ): Unit = {
+    this.dict = dict; this.starts = starts; this.lens = lens; this.codes = codes; this.count = count
+    val d = starts.length
+    low = scratch.third(d)
+    high = scratch.fourth(d)
+    var e = 0
+    while (e < d) {
+      val l = lens(e).toInt
+      if (l <= 16) { low(e) = word(starts(e), l); high(e) = word(starts(e) + 8, l - 8) }
+      e += 1
+    }
+  }
+
+  /** The `n` bytes (at most 8 of them; none when `n` < 1) of `dict` from `at`, as a little-endian
+    * word, zero above. */
+  private def word(at: Int, n: Int): Long = {
+    var x = 0L
+    var k = math.min(n, 8) - 1
+    while (k >= 0) { x = (x << 8) | (dict(at + k) & 0xffL); k -= 1 }
+    x
+  }
+
+  /** Writes the values from index 0 of `out` (a little-endian heap buffer with room for them plus
+    * the spill); returns their bytes. */
+  def copyTo(out: java.nio.ByteBuffer): Int = {
+    var at = 0
+    var i = 0
+    while (i < count) {
+      val c = codes(i).toInt
+      val l = lens(c).toInt
+      if (l <= 16) { out.putLong(at, low(c)); out.putLong(at + 8, high(c)) }
+      else System.arraycopy(dict, starts(c), out.array(), at, l)
+      at += l
+      i += 1
+    }
+    at
+  }
+
+  /** Writes the values to memory from `address`, which must have room for them plus the spill;
+    * returns their bytes. */
+  def copyTo(address: Long): Int = {
+    var at = 0
+    var i = 0
+    while (i < count) {
+      val c = codes(i).toInt
+      val l = lens(c).toInt
+      if (l <= 16) { MemoryUtil.putLong(address + at, low(c)); MemoryUtil.putLong(address + at + 8, high(c)) }
+      else MemoryUtil.copyToMemory(dict, starts(c).toLong, address + at, l.toLong)
+      at += l
+      i += 1
+    }
+    at
+  }
+}
+
+private[core] object DictionaryEntries {
+
+  /** Bytes a destination holds past the values' end. */
+  val Spill = 16
+}
+
 /** Reusable long arrays for one decoder (unpacked values). */
 final private[core] class LongScratch {
   private var a = new Array[Long](0)
   private var b = new Array[Long](0)
   def values(n: Int): Array[Long] = { if (a.length < n) a = new Array[Long](math.max(n, a.length * 2)); a }
   def second(n: Int): Array[Long] = { if (b.length < n) b = new Array[Long](math.max(n, b.length * 2)); b }
+  private var c = new Array[Long](0)
+  private var d = new Array[Long](0)
+  def third(n: Int): Array[Long] = { if (c.length < n) c = new Array[Long](math.max(n, c.length * 2)); c }
+  def fourth(n: Int): Array[Long] = { if (d.length < n) d = new Array[Long](math.max(n, d.length * 2)); d }
 }
 
 /** An encoded page body that does not decode; callers turn it into InvalidFermionFileException

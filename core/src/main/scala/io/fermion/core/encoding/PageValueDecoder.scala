@@ -29,17 +29,24 @@ final private[core] class PageValueDecoder {
   var longValues: Array[Long] = null
 
   /** When a BITPACK or FOR page of fixed-width values of up to 8 bytes, in at most 56 bits, was
-    * decoded with `keepPacked`: its values still packed (then `plainArray` and [[longValues]] are
+    * decoded with `keepEncoded`: its values still packed (then `plainArray` and [[longValues]] are
     * null), for a caller unpacking them into their destination in one pass. */
   var packedValues: PackedValues = null
   private val packed = new PackedValues
+
+  /** When a dictionary page of variable-width values was decoded with `keepEncoded`: its entries
+    * and codes (then `plainArray` is null, `plainLength` the values' bytes), for a caller writing
+    * the values straight to their destination. */
+  var entryValues: DictionaryEntries = null
+  private val entries = new DictionaryEntries
 
   /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
     * pages (the bytes their OFFSETS still allow); `valueLengths` gives the lengths of a variable
     * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
     * at hand, and such a page is rejected). With `keepLongs`, an encoded page of fixed-width values
-    * of up to 8 bytes stops at its values in [[longValues]]; with `keepPacked` too, a BITPACK or
-    * FOR page of such values stops before unpacking them ([[packedValues]]). */
+    * of up to 8 bytes stops at its values in [[longValues]]; with `keepEncoded` too, a BITPACK or
+    * FOR page of such values stops before unpacking them ([[packedValues]]). With `keepEncoded`, a
+    * dictionary page of variable-width values stops at its entries and codes ([[entryValues]]). */
   def decode(
       encoding: Int,
       src: Array[Byte],
@@ -50,10 +57,11 @@ final private[core] class PageValueDecoder {
       maxBytes: Long,
       valueLengths: () => Array[Int] = null,
       keepLongs: Boolean = false,
-      keepPacked: Boolean = false
+      keepEncoded: Boolean = false
   ): Unit = {
     longValues = null
     packedValues = null
+    entryValues = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
     val r = new EncodedReader(src, off, len)
     plainOffset = 0
@@ -61,13 +69,13 @@ final private[core] class PageValueDecoder {
       case PageValues.Bitmap => decodeBitmap(encoding, r, n)
       case PageValues.Fixed(w) if w > 8 => decodeWide(encoding, r, n, w)
       case PageValues.Fixed(w)
-          if keepLongs && keepPacked && (encoding == PageEncoding.BitPack || encoding == PageEncoding.For) =>
+          if keepLongs && keepEncoded && (encoding == PageEncoding.BitPack || encoding == PageEncoding.For) =>
         keepPackedValues(encoding, r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
-      case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths)
+      case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths, keepEncoded)
     }
     // `out` may have grown while decoding.
-    plainArray = if (longValues != null || packedValues != null) null else out
+    plainArray = if (longValues != null || packedValues != null || entryValues != null) null else out
     if (r.remaining != 0) throw new MalformedPageException(
       s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
     )
@@ -246,12 +254,25 @@ final private[core] class PageValueDecoder {
     while (i < to) { dst(i >>> 3) = (dst(i >>> 3) | (1 << (i & 7))).toByte; i += 1 }
   }
 
+  private var wordArray: Array[Byte] = null
+  private var words: java.nio.ByteBuffer = null
+
+  /** `dst` as a little-endian buffer for 8-byte writes, kept while `dst` is the output array. */
+  private def wordView(dst: Array[Byte]): java.nio.ByteBuffer = {
+    if (!(wordArray eq dst)) {
+      wordArray = dst
+      words = java.nio.ByteBuffer.wrap(dst).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    }
+    words
+  }
+
   private def decodeVariable(
       encoding: Int,
       r: EncodedReader,
       n: Int,
       maxBytes: Long,
-      valueLengths: () => Array[Int]
+      valueLengths: () => Array[Int],
+      keepEncoded: Boolean
   ): Unit = {
     val m = r.u32("value count")
     if (m > n) throw new MalformedPageException(s"$m values in a page of $n slots")
@@ -295,17 +316,9 @@ final private[core] class PageValueDecoder {
         while (i < m) { total += lens(codes(i).toInt); i += 1 }
         if (total > maxBytes)
           throw new MalformedPageException(s"page decodes to $total bytes, its OFFSETS allow $maxBytes")
-        val dst = outOf(total)
-        at = 0
-        i = 0
-        while (i < m) {
-          val c = codes(i).toInt
-          val l = lens(c).toInt
-          System.arraycopy(dictBytes, starts(c), dst, at, l)
-          at += l
-          i += 1
-        }
-        plainLength = at
+        entries.set(dictBytes, starts, lens, codes, m, scratch)
+        if (keepEncoded) { entryValues = entries; plainLength = total.toInt }
+        else plainLength = entries.copyTo(wordView(outOf(total + DictionaryEntries.Spill)))
       case other => unsupported(other, "variable-width")
     }
   }
@@ -347,24 +360,40 @@ final private[core] class PageValueDecoder {
     e = 0
     while (e < runs) { largest = math.max(largest, runStart(e + 1) - runStart(e)); e += 1 }
     readCodes(r, m, largest, codes)
-    // Short entries (the usual case: a few short values): each length's run found by a table.
-    val table =
-      if (runLength(runs - 1) >= 4096) null
-      else {
-        val t = Array.fill(runLength(runs - 1).toInt + 1)(-1)
-        e = 0
-        while (e < runs) { t(runLength(e).toInt) = e; e += 1 }
-        t
+    // Short entries (the usual case: a few short values): where each length's run starts and how
+    // long it is, by length, so that a value costs two lookups and no branch it could mispredict.
+    if (runLength(runs - 1) < 4096) {
+      val lengthsKnown = runLength(runs - 1).toInt + 1
+      val first = new Array[Int](lengthsKnown)
+      val size = new Array[Int](lengthsKnown) // 0: no entry of that length
+      e = 0
+      while (e < runs) {
+        first(runLength(e).toInt) = runStart(e); size(runLength(e).toInt) = runStart(e + 1) - runStart(e); e += 1
       }
+      val entry = new Array[Int](d)
+      e = 0
+      while (e < d) { entry(e) = (keys(e) & 0x7fffffffL).toInt; e += 1 }
+      var k = 0
+      while (k < m) {
+        val l = lengths(k)
+        val c = codes(k)
+        if (l < 0 || l >= lengthsKnown || c >= size(l))
+          throw new MalformedPageException(
+            if (l < 0 || l >= lengthsKnown || size(l) == 0) s"no dictionary entry of $l bytes for value $k"
+            else s"code $c among ${size(l)} dictionary entries of $l bytes"
+          )
+        codes(k) = entry(first(l) + c.toInt)
+        k += 1
+      }
+      return
+    }
     var k = 0
     var run = -1
     while (k < m) {
       val l = lengths(k).toLong
       if (run < 0 || runLength(run) != l) {
         run =
-          if (table == null) java.util.Arrays.binarySearch(runLength, 0, runs, l)
-          else if (l < 0 || l >= table.length) -1
-          else table(l.toInt)
+          java.util.Arrays.binarySearch(runLength, 0, runs, l)
         if (run < 0) throw new MalformedPageException(s"no dictionary entry of $l bytes for value $k")
       }
       val size = runStart(run + 1) - runStart(run)

@@ -2,7 +2,7 @@ package io.fermion.core.read
 
 import java.nio.{ByteBuffer, ByteOrder}
 
-import io.fermion.core.encoding.PageValues
+import io.fermion.core.encoding.{DictionaryEntries, PageValues}
 import io.fermion.core.errors.InvalidFermionFileException
 import io.fermion.core.layout.{ColumnMetadataBlock, DescType, FileLayout, PageEncoding, ValueStats}
 import io.fermion.core.schema.{ArrowSchemaMapping, FermionField, FermionType}
@@ -166,7 +166,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
         maxBytes: Long,
         valueLengths: (Int, Int) => Array[Int] = null,
         fixedAsLongs: Boolean = false,
-        fixedPacked: Boolean = false
+        keepEncoded: Boolean = false
     )(f: (Int, DecodedPage, Int) => Unit): Unit =
       dataPages match {
         case None =>
@@ -182,7 +182,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               expectedPages(stream),
               valueLengths,
               fixedAsLongs,
-              fixedPacked
+              keepEncoded
             ) { p =>
               f(row, p, index); row += p.valueCount; index += 1
             }
@@ -201,7 +201,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
               ExpectedPages.single(sp.length, sp.slots),
               if (valueLengths == null) null else (first, n) => valueLengths(sp.firstSlot + first, n),
               fixedAsLongs,
-              fixedPacked
+              keepEncoded
             ) { p => f(sp.firstSlot, p, sp.page); seen += p.valueCount }
             if (seen != sp.slots) invalid(sp.offset, s"DATA page holds $seen values, its PageMeta says ${sp.slots}")
           }
@@ -294,16 +294,30 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             else ByteBuffer.wrap(p.bytes, p.off, p.len).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           var k = 0
           var acc = offsets(row).toLong
-          while (k < p.valueCount) {
-            val n = if (longs != null) longs(k).toInt else lens.get(k)
-            acc += n
-            if (n < 0 || acc > Int.MaxValue)
+          if (longs != null && validity.nulls == 0) {
+            // The common case in one loop without a test per value: a negative length shows in
+            // the OR of all of them, a sum past 2^31 in the total (at most 2^31 values of < 2^31).
+            var signs = 0
+            while (k < p.valueCount) {
+              val n = longs(k).toInt
+              signs |= n
+              acc += n
+              offsets(row + k + 1) = acc.toInt
+              k += 1
+            }
+            if (signs < 0 || acc > Int.MaxValue)
               invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
-            if (n != 0 && !validity.isSet(row + k))
-              invalid(off, s"null slot ${row + k} of `${node.field.name}` has length $n")
-            offsets(row + k + 1) = acc.toInt
-            k += 1
-          }
+          } else
+            while (k < p.valueCount) {
+              val n = if (longs != null) longs(k).toInt else lens.get(k)
+              acc += n
+              if (n < 0 || acc > Int.MaxValue)
+                invalid(off, s"lengths of `${node.field.name}` exceed 2^31 in one stripe")
+              if (n != 0 && !validity.isSet(row + k))
+                invalid(off, s"null slot ${row + k} of `${node.field.name}` has length $n")
+              offsets(row + k + 1) = acc.toInt
+              k += 1
+            }
           row += p.valueCount
         }
         if (row != slots) invalid(off, s"OFFSETS chunk of `${node.field.name}` holds $row values for $slots slots")
@@ -345,16 +359,20 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           m.chunkOffset(dataStream, stripe),
           s"OFFSETS of `${node.field.name}` need $total value bytes, more than its DATA pages hold"
         )
-      if (total > vw.getDataBuffer.capacity()) vw.reallocDataBuffer(total)
+      // Room for the spill of dictionary values written straight to the buffer (DictionaryEntries).
+      if (total + DictionaryEntries.Spill > vw.getDataBuffer.capacity())
+        vw.reallocDataBuffer(total + DictionaryEntries.Spill)
       ColumnDecoder.putInts(vw.getOffsetBuffer, offsets, slots + 1)
       var written = 0L
       val valueLengths = (first: Int, n: Int) => ColumnDecoder.nonNullLengths(offsets, bits, first, n)
-      foreachDataPage(dataStream, PageValues.Variable, slots, total, valueLengths) { (first, p, _) =>
-        val at = offsets(first).toLong
-        if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
-          invalid(m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
-        vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
-        written += p.len
+      foreachDataPage(dataStream, PageValues.Variable, slots, total, valueLengths, keepEncoded = true) {
+        (first, p, _) =>
+          val at = offsets(first).toLong
+          if (first + p.valueCount > slots || at + p.len != offsets(first + p.valueCount))
+            invalid(m.chunkOffset(dataStream, stripe), "DATA page bytes do not match its OFFSETS")
+          if (p.entries != null) p.entries.copyTo(vw.getDataBuffer.memoryAddress() + at)
+          else vw.getDataBuffer.setBytes(at, p.bytes, p.off, p.len)
+          written += p.len
       }
       if (dataPages.isEmpty && written != total)
         invalid(m.chunkOffset(dataStream, stripe), s"DATA chunk has $written bytes, OFFSETS say $total")
@@ -402,7 +420,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       val range = new ValueRange
       val address = data.memoryAddress()
       val asLongs = t != FermionType.Bool
-      foreachDataPage(dataStream, kind, slots, Long.MaxValue, fixedAsLongs = asLongs, fixedPacked = asLongs) {
+      foreachDataPage(dataStream, kind, slots, Long.MaxValue, fixedAsLongs = asLongs, keepEncoded = asLongs) {
         (row, p, index) =>
           if (t != FermionType.Bool && (row.toLong + p.valueCount) * stride > data.capacity())
             invalid(off, s"DATA pages of `${node.field.name}` hold more values than its ${slots} slots")

@@ -4,15 +4,19 @@ import java.nio.ByteBuffer
 import java.util.zip.CRC32
 
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
-import io.fermion.core.encoding.{HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues}
+import io.fermion.core.encoding.{
+  DictionaryEntries, HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues
+}
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
 
 /** One decoded page: `bytes(off until off + len)` holds the page's plain values, valid only until
   * the next page is decoded. `encoding` is the one its header names. An encoded page of fixed-width
   * values decoded `fixedAsLongs` has its values in `longs` instead (`bytes` null): each value's
-  * PLAIN bytes are its low `len / valueCount` bytes; with `fixedPacked` too, a BITPACK or FOR page
-  * may come still packed, in `packed` (`bytes` and `longs` null). */
+  * PLAIN bytes are its low `len / valueCount` bytes; with `keepEncoded` too, a BITPACK or FOR page
+  * may come still packed, in `packed` (`bytes` and `longs` null). With `keepEncoded`, a dictionary
+  * page of variable-width values may come as its entries and codes, in `entries` (`bytes` null,
+  * `len` the values' bytes). */
 final private[core] case class DecodedPage(
     bytes: Array[Byte],
     off: Int,
@@ -20,7 +24,8 @@ final private[core] case class DecodedPage(
     valueCount: Int,
     encoding: Int = 0,
     longs: Array[Long] = null,
-    packed: PackedValues = null
+    packed: PackedValues = null,
+    entries: DictionaryEntries = null
 )
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
@@ -60,7 +65,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * the non-null values among the `n` slots from `first` (counted from the first page given here),
     * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
     * pages of fixed-width values of up to 8 bytes are handed over as `longs`, and with
-    * `fixedPacked` BITPACK and FOR pages as `packed` (see [[DecodedPage]]). */
+    * `keepEncoded` BITPACK and FOR pages as `packed`; with `keepEncoded`, dictionary pages of
+    * variable-width values as `entries` (see [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
@@ -70,7 +76,7 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
       expected: ExpectedPages = null,
       valueLengths: (Int, Int) => Array[Int] = null,
       fixedAsLongs: Boolean = false,
-      fixedPacked: Boolean = false
+      keepEncoded: Boolean = false
   )(f: DecodedPage => Unit): Unit = {
     var valuesLeft = maxValues
     var bytesLeft = maxBytes
@@ -195,7 +201,7 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
               bytesLeft,
               if (valueLengths == null) null else () => valueLengths(first, h.valueCount),
               fixedAsLongs,
-              fixedPacked
+              keepEncoded
             )
           } catch {
             case e: MalformedPageException =>
@@ -220,7 +226,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
             h.valueCount,
             h.encoding,
             values.longValues,
-            values.packedValues
+            values.packedValues,
+            values.entryValues
           )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so
