@@ -2,12 +2,14 @@ package io.fermion.spark
 
 import scala.util.Random
 
-import io.fermion.spark.read.{DirectArrowColumnVector, SparkColumns}
+import io.fermion.spark.read.{DeferredElementsColumnVector, DirectArrowColumnVector, SparkColumns}
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.arrow.ArrowWriter
 import org.apache.spark.sql.types._
+import org.apache.arrow.vector.IntVector
+import org.apache.arrow.vector.complex.ListVector
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -97,5 +99,39 @@ class DirectColumnVectorSuite extends AnyFunSuite {
         assert(viaDirect.map(comparable) == rows.map(comparable), s"seed $seed")
       } finally writer.root.close()
     }
+  }
+
+  test("deferred lists and maps give each row's elements whatever the order rows are asked for in") {
+    val rnd = new Random(11)
+    val rows = Seq.fill(500)(Row.fromSeq(schema.fields.map(f => value(f.dataType, rnd, 0)).toSeq))
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(schema)
+    val writer = ArrowWriter.create(schema, "UTC", true, false)
+    try {
+      rows.foreach(r => writer.write(toCatalyst(r).asInstanceOf[InternalRow]))
+      writer.finish()
+      for (c <- Seq(0, 2, 3)) { // ll, m, ma: a list and two maps
+        val t = schema(c).dataType
+        val full = writer.root.getVector(c).asInstanceOf[ListVector]
+        val lengths = new IntVector("lengths", full.getAllocator)
+        try {
+          lengths.allocateNew(rows.size)
+          (0 until rows.size).foreach { i =>
+            if (full.isNull(i)) lengths.setNull(i)
+            else lengths.set(i, full.getElementEndIndex(i) - full.getElementStartIndex(i))
+          }
+          lengths.setValueCount(rows.size)
+          val deferred = new DeferredElementsColumnVector(t, lengths, () => full)
+          val direct = DirectArrowColumnVector.of(full, t)
+          val toScala = CatalystTypeConverters.createToScalaConverter(t)
+          def at(v: ColumnVector, i: Int): Any =
+            if (v.isNullAt(i)) null
+            else comparable(toScala(if (t.isInstanceOf[MapType]) v.getMap(i) else v.getArray(i)))
+          // In order, each row twice, jumps back and forth, then in order again.
+          val order = (0 until rows.size) ++ (0 until rows.size).flatMap(i => Seq(i, i)) ++
+            Seq.fill(300)(rnd.nextInt(rows.size)) ++ (0 until rows.size)
+          order.foreach(i => assert(at(deferred, i) == at(direct, i), s"column ${schema(c).name}, row $i"))
+        } finally lengths.close()
+      }
+    } finally writer.root.close()
   }
 }

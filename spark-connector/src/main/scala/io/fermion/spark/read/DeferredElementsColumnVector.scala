@@ -14,10 +14,27 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
     with NoScalarValues {
   private val rows = lengths.getValueCount
 
-  /** The lengths, read from the vector's memory (null slots hold 0), and where each slot starts. */
+  /** The lengths, read from the vector's memory (null slots hold 0). */
   private val lens = lengths.getDataBufferAddress
-  private val starts: Array[Int] = DeferredElementsColumnVector.startsOf(lens, rows)
   private def lengthOf(rowId: Int): Int = Platform.getInt(null, lens + 4L * rowId)
+
+  /** Where slot `rowId` starts. Rows are asked for in order (Spark's columnar-to-row loop), so the
+    * start follows from the previous row's; a jump reads a running sum built once. `size(col)`
+    * then costs no pass over the lengths of its own. */
+  private def startOf(rowId: Int): Int = {
+    val start =
+      if (rowId == nextRow) nextStart
+      else {
+        if (starts == null) starts = DeferredElementsColumnVector.startsOf(lens, rows)
+        starts(rowId)
+      }
+    nextRow = rowId + 1
+    nextStart = start + lengthOf(rowId)
+    start
+  }
+  private var nextRow = 0
+  private var nextStart = 0
+  private var starts: Array[Int] = null
   private lazy val loaded: FieldVector = loadFull()
 
   // Plain vals (the vectors themselves are lazy): these are read once per row.
@@ -46,9 +63,9 @@ final class DeferredElementsColumnVector(dataType: DataType, lengths: IntVector,
   }
 
   override def getArray(rowId: Int): ColumnarArray =
-    if (isNullAt(rowId)) null else new ColumnarArray(current(elements), starts(rowId), lengthOf(rowId))
+    if (isNullAt(rowId)) null else new ColumnarArray(current(elements), startOf(rowId), lengthOf(rowId))
   override def getMap(rowId: Int): ColumnarMap =
-    if (isNullAt(rowId)) null else new ColumnarMap(current(keys), current(values), starts(rowId), lengthOf(rowId))
+    if (isNullAt(rowId)) null else new ColumnarMap(current(keys), current(values), startOf(rowId), lengthOf(rowId))
 
   /** Once the elements are loaded, rows hand out views of them directly, not through the lazy vector. */
   private def current(v: LazyColumnVector): ColumnVector = { val l = v.loadedOrNull; if (l != null) l else v }
