@@ -46,10 +46,15 @@ object SparkPredicateTranslation {
           if (vs.forall(_.isDefined)) Some(In(f.name, vs.flatten.toIndexedSeq)) else None
         }.getOrElse(Unknown)
       case op @ ("=" | "<>" | "<" | "<=" | ">" | ">=" | "<=>") =>
+        // `c <=> v` is false, never null, where `c` is null: it is `c IS NOT NULL AND c = v`, so
+        // that NOT keeps those rows (NOT of a plain `c = v` drops them, as its negation `c <> v` does).
         def cmp(ref: Int, lit: Int, flip: Boolean): Option[FilterExpr] = for {
           f <- column(kids(ref), schema)
           v <- literal(kids(lit), f.dataType)
-        } yield Compare(f.name, opOf(op, flip), v)
+        } yield {
+          val c = Compare(f.name, opOf(op, flip), v)
+          if (op == "<=>") And(IsNotNull(f.name), c) else c
+        }
         cmp(0, 1, flip = false).orElse(cmp(1, 0, flip = true)).getOrElse(Unknown)
       case _ => Unknown
     }
