@@ -44,6 +44,23 @@ class ColumnSizesSuite extends AnyFunSuite {
     (rel, w.columnBytes)
   }
 
+  /** Creates `ds` with one fragment per (rows, recorded) of `files`, each a file of one stripe whose
+    * sizes the manifest records when `recorded`; returns the sizes the writer counted. */
+  private def create(ds: FermionDataset, files: Seq[(Int, Boolean)]): Seq[IndexedSeq[Long]] = {
+    val ids = schema.fields.map(_.fieldId)
+    val written = files.map { case (n, recorded) => (n, recorded, write(ds, n, 1000)) }
+    ds.commit(
+      0,
+      Operation.Create(
+        schema,
+        written.map { case (n, recorded, (path, sizes)) =>
+          Fragment(0, n.toLong, IndexedSeq(DataFile(path, ids, if (recorded) sizes else IndexedSeq.empty)), None)
+        }.toIndexedSeq
+      )
+    )
+    written.map(_._3._2)
+  }
+
   test("the writer counts each column's size in Arrow's layout: validity bits per stripe, 4-byte lengths, values") {
     val n = 2500
     val stripes = Seq(1000, 1000, 500)
@@ -68,19 +85,8 @@ class ColumnSizesSuite extends AnyFunSuite {
 
   test("the column sizes section round-trips, keeps minor 0 away, and is checked") {
     val ds = newDataset()
-    val (a, sa) = write(ds, 300, 1000)
-    val (b, _) = write(ds, 200, 1000)
-    val ids = schema.fields.map(_.fieldId)
-    ds.commit(
-      0,
-      Operation.Create(
-        schema,
-        IndexedSeq(
-          Fragment(0, 300, IndexedSeq(DataFile(a, ids, sa)), None),
-          Fragment(0, 200, IndexedSeq(DataFile(b, ids)), None) // an older writer's file: no sizes
-        )
-      )
-    )
+    // The second file as an older writer's: no sizes.
+    val Seq(sa, _) = create(ds, Seq(300 -> true, 200 -> false))
     val m = ds.latest().get
     assert(m.fragments.map(_.files.head.fieldBytes) == IndexedSeq(sa, IndexedSeq.empty))
     def minor(bytes: Array[Byte]) =
@@ -114,19 +120,8 @@ class ColumnSizesSuite extends AnyFunSuite {
     "a snapshot's recorded bytes: deletions deducted, missing files' sizes leave the column out, compaction records them"
   ) {
     val ds = newDataset()
-    val (a, sa) = write(ds, 400, 1000)
-    val (b, sb) = write(ds, 100, 1000)
+    val Seq(sa, sb) = create(ds, Seq(400 -> true, 100 -> true))
     val ids = schema.fields.map(_.fieldId)
-    ds.commit(
-      0,
-      Operation.Create(
-        schema,
-        IndexedSeq(
-          Fragment(0, 400, IndexedSeq(DataFile(a, ids, sa)), None),
-          Fragment(0, 100, IndexedSeq(DataFile(b, ids, sb)), None)
-        )
-      )
-    )
     def snapshot() = Snapshot.open(ds.root.toString, conf, ReadAt.Latest, mergeSchema = false)
     assert(snapshot().recordedBytes(ids) == ids.indices.map(i => ids(i) -> (sa(i) + sb(i))).toMap)
     // A quarter of the first fragment deleted: its sizes count three quarters.

@@ -62,6 +62,22 @@ class DirectColumnVectorSuite extends AnyFunSuite {
     case other => throw new IllegalArgumentException(other.toString)
   }
 
+  private def randomRows(seed: Int, n: Int): Seq[Row] = {
+    val rnd = new Random(seed)
+    Seq.fill(n)(Row.fromSeq(schema.fields.map(f => value(f.dataType, rnd, 0)).toSeq))
+  }
+
+  /** `rows` written into Arrow vectors by Spark's ArrowWriter, handed to `f`, then released. */
+  private def inArrow(rows: Seq[Row])(f: org.apache.arrow.vector.VectorSchemaRoot => Unit): Unit = {
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(schema)
+    val writer = ArrowWriter.create(schema, "UTC", true, false)
+    try {
+      rows.foreach(r => writer.write(toCatalyst(r).asInstanceOf[InternalRow]))
+      writer.finish()
+      f(writer.root)
+    } finally writer.root.close()
+  }
+
   private def read(batch: ColumnarBatch): Seq[Row] = {
     val toScala = CatalystTypeConverters.createToScalaConverter(schema)
     SparkColumns.rows(batch, schema).map(r => toScala(r).asInstanceOf[Row])
@@ -80,14 +96,8 @@ class DirectColumnVectorSuite extends AnyFunSuite {
 
   test("direct views of lists, maps and structs read what ArrowColumnVector reads, and what was written") {
     for (seed <- 0 until 6) {
-      val rnd = new Random(seed)
-      val rows = Seq.fill(300)(Row.fromSeq(schema.fields.map(f => value(f.dataType, rnd, 0)).toSeq))
-      val toCatalyst = CatalystTypeConverters.createToCatalystConverter(schema)
-      val writer = ArrowWriter.create(schema, "UTC", true, false)
-      try {
-        rows.foreach(r => writer.write(toCatalyst(r).asInstanceOf[InternalRow]))
-        writer.finish()
-        val root = writer.root
+      val rows = randomRows(seed, 300)
+      inArrow(rows) { root =>
         val vectors = schema.fields.indices.map(i => root.getVector(i))
         val direct: Array[ColumnVector] =
           schema.fields.indices.map(i => DirectArrowColumnVector.of(vectors(i), schema(i).dataType)).toArray
@@ -97,21 +107,17 @@ class DirectColumnVectorSuite extends AnyFunSuite {
         val viaArrow = read(new ColumnarBatch(arrow, rows.size))
         assert(viaDirect.map(comparable) == viaArrow.map(comparable), s"seed $seed")
         assert(viaDirect.map(comparable) == rows.map(comparable), s"seed $seed")
-      } finally writer.root.close()
+      }
     }
   }
 
   test("deferred lists and maps give each row's elements whatever the order rows are asked for in") {
     val rnd = new Random(11)
-    val rows = Seq.fill(500)(Row.fromSeq(schema.fields.map(f => value(f.dataType, rnd, 0)).toSeq))
-    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(schema)
-    val writer = ArrowWriter.create(schema, "UTC", true, false)
-    try {
-      rows.foreach(r => writer.write(toCatalyst(r).asInstanceOf[InternalRow]))
-      writer.finish()
+    val rows = randomRows(11, 500)
+    inArrow(rows) { root =>
       for (c <- Seq(0, 2, 3)) { // ll, m, ma: a list and two maps
         val t = schema(c).dataType
-        val full = writer.root.getVector(c).asInstanceOf[ListVector]
+        val full = root.getVector(c).asInstanceOf[ListVector]
         val lengths = new IntVector("lengths", full.getAllocator)
         try {
           lengths.allocateNew(rows.size)
@@ -132,6 +138,6 @@ class DirectColumnVectorSuite extends AnyFunSuite {
           order.foreach(i => assert(at(deferred, i) == at(direct, i), s"column ${schema(c).name}, row $i"))
         } finally lengths.close()
       }
-    } finally writer.root.close()
+    }
   }
 }
