@@ -692,20 +692,19 @@ private[core] object ColumnDecoder {
     s.getChildByOrdinal(i).asInstanceOf[FieldVector]
   }
 
-  /** Writes `values(0 until n)` little-endian at the start of `buf`, in bulk copies through a
-    * bounded buffer. */
+  /** Writes `values(0 until n)` little-endian at the start of `buf` (which must hold them), one
+    * store per value: as fast as bulk copies through a heap buffer, without their second copy. */
   def putInts(buf: ArrowBuf, values: Array[Int], n: Int): Unit = {
-    val chunk = math.min(n, 1 << 16)
-    if (chunk <= 0) return
-    val bytes = ByteBuffer.allocate(chunk * 4).order(ByteOrder.LITTLE_ENDIAN)
-    var done = 0
-    while (done < n) {
-      val k = math.min(chunk, n - done)
-      bytes.clear()
-      bytes.asIntBuffer().put(values, done, k)
-      bytes.limit(k * 4)
-      buf.setBytes(done.toLong * 4, bytes)
-      done += k
+    if (n <= 0) return
+    if (n.toLong * 4 > buf.capacity())
+      throw new IndexOutOfBoundsException(s"$n ints do not fit a buffer of ${buf.capacity()} bytes")
+    val address = buf.memoryAddress()
+    if (MemoryUtil.LITTLE_ENDIAN) {
+      var i = 0
+      while (i < n) { MemoryUtil.putInt(address + 4L * i, values(i)); i += 1 }
+    } else {
+      var i = 0
+      while (i < n) { buf.setInt(4L * i, values(i)); i += 1 }
     }
   }
 
