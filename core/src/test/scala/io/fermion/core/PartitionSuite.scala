@@ -42,7 +42,7 @@ class PartitionSuite extends AnyFunSuite {
       NestedData.root(dataSchema.fields.map(ArrowSchemaMapping.toArrowField), ids.map(i => IndexedSeq(i)).toIndexedSeq)
     try w.write(root)
     finally { root.close(); w.close() }
-    Fragment(0, ids.size.toLong, IndexedSeq(DataFile(rel, IndexedSeq(1))), None, partition = values)
+    Fragment(0, ids.size.toLong, IndexedSeq(DataFile(rel, IndexedSeq(1), w.columnBytes)), None, partition = values)
   }
 
   /** A dataset of four partitions: (1, "eu"), (2, "eu"), (3, "us"), (null, null). */
@@ -96,9 +96,14 @@ class PartitionSuite extends AnyFunSuite {
     def minor(b: Array[Byte]) =
       ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getShort(ManifestCodec.Magic.length + 2)
     assert(minor(bytes) == 1)
+    // Sizes are recorded for the data column; partition columns, in no file, have none.
+    val snapshot = Snapshot.open(ds.root.toString, conf, ReadAt.Latest, mergeSchema = false)
+    assert(snapshot.recordedBytes(Seq(1, 2, 3)) == Map(1 -> m.fragments.map(_.files.head.fieldBytes.head).sum))
     val plain = m.copy(
       partitionSpec = IndexedSeq.empty,
-      fragments = m.fragments.map(_.copy(partition = IndexedSeq.empty)),
+      fragments = m.fragments.map(f =>
+        f.copy(partition = IndexedSeq.empty, files = f.files.map(_.copy(fieldBytes = IndexedSeq.empty)))
+      ),
       readerFeatures = 0,
       writerFeatures = 0
     )

@@ -91,15 +91,16 @@ final case class Snapshot(
     if (files.forall(_.liveRows.nonEmpty)) Some(files.iterator.flatMap(_.liveRows).sum) else None
 
   /** Per top-level field id of `ids`, the size in memory (Arrow's layout) of its values in the
-    * snapshot's live rows, as the manifest records it (deleted rows deducted in proportion); an id
-    * some file records no size for (files of older writers; loose files) is left out. Meant for
-    * query planners: partition columns, held by no file, count 0. */
+    * snapshot's live rows, as the manifest records it (deleted rows deducted in proportion), for
+    * query planners. Left out: an id some file records no size for (files of older writers; loose
+    * files) and partition columns, whose values no file holds. */
   def recordedBytes(ids: Seq[Int]): Map[Int, Long] = manifest match {
     case None => Map.empty
     case Some(m) =>
       val read = files.iterator.map(_.fragmentId).toSet
       val fragments = m.fragments.filter(f => read.contains(f.id))
-      ids.flatMap { id =>
+      val partitionIds = partitionFields.map(_.fieldId).toSet
+      ids.filterNot(partitionIds.contains).flatMap { id =>
         val sizes = fragments.map(_.liveBytes(id))
         if (sizes.forall(_.nonEmpty)) Some(id -> sizes.iterator.map(_.get).sum) else None
       }.toMap

@@ -84,8 +84,7 @@ final class FermionScan(
     * (a struct read in part counted in proportion of Spark's default sizes), else default sizes. */
   private def columnBytes(rows: Long): Long = {
     def lower(name: String) = name.toLowerCase(java.util.Locale.ROOT)
-    val partitionIds = snapshot.partitionFields.map(_.fieldId).toSet
-    val ids = snapshot.columnIds.getOrElse(Map.empty[String, Int]).filterNot(e => partitionIds.contains(e._2))
+    val ids = snapshot.columnIds.getOrElse(Map.empty[String, Int])
     val recorded = snapshot.recordedBytes(readSchema.fields.toSeq.flatMap(f => ids.get(lower(f.name))))
     readSchema.fields.iterator.map { f =>
       ids.get(lower(f.name)).flatMap(recorded.get) match {
