@@ -3,6 +3,7 @@ package io.fermion.core.encoding
 import java.nio.{ByteBuffer, ByteOrder}
 
 import io.fermion.core.bytes.GrowableBytes
+import org.apache.arrow.memory.util.MemoryUtil
 
 /** The Huffman block of format 5.7.1 (1.7): `k` unsigned 64-bit integers, each split into a bin
   * (its symbol) and the low bits within the bin (its offset). Values below `2^M` are their own
@@ -79,8 +80,10 @@ private[core] object HuffmanBlock {
     if (kraft != (1L << MaxCodeLength))
       throw new MalformedPageException(s"$what code lengths do not form a complete prefix code")
     // Per symbol the first value of its bin; the table, indexed by the next maxLength bits of the
-    // stream, holds (that value plus `add`, signed, or the symbol when that may not fit in 54
-    // bits) << 10 | offset bits << 4 | code length.
+    // stream, holds (that value plus `add`, signed, or the symbol when that may not fit in 52
+    // bits) << 12 | offset bits << 6 | (code length + offset bits) mod 64: a decoder shifts its bit
+    // buffer by the entry itself (a long shift uses the count's low 6 bits), one step fewer on the
+    // chain from one lookup to the next.
     val base = scratch.bases(symbols)
     val small = 1 << m
     var maxBits = 0
@@ -96,7 +99,7 @@ private[core] object HuffmanBlock {
       }
       s += 1
     }
-    val basesInTable = java.lang.Long.compareUnsigned(maxBase, 1L << 52) < 0 && add >= -(1L << 52) && add <= (1L << 52)
+    val basesInTable = java.lang.Long.compareUnsigned(maxBase, 1L << 50) < 0 && add >= -(1L << 50) && add <= (1L << 50)
     val table = scratch.table(1 << maxLength)
     val next = new Array[Int](MaxCodeLength + 2)
     canonicalFirstCodes(perLength, next)
@@ -106,7 +109,8 @@ private[core] object HuffmanBlock {
       if (len > 0) {
         val c = next(len); next(len) += 1
         var i = Integer.reverse(c) >>> (32 - len)
-        val entry = ((if (basesInTable) base(s) + add else s.toLong) << 10) | (offsetBits(s, m) << 4) | len
+        val o = offsetBits(s, m)
+        val entry = ((if (basesInTable) base(s) + add else s.toLong) << 12) | (o << 6) | ((len + o) & 63)
         while (i < (1 << maxLength)) { table(i) = entry; i += 1 << len }
       }
       s += 1
@@ -160,15 +164,17 @@ private[core] object HuffmanBlock {
   * streams plus 16 zero bytes), through a 64-bit buffer whose low `avail` bits are the lane's next
   * bits (its higher bits the following bytes of `stream`, or 0), refilled with one unaligned load to
   * at least 56 bits. */
-final private class BitReader(stream: Array[Byte], start: Int, words: Int, what: String) {
+final private class BitReader(val stream: Array[Byte], start: Int, words: Int, what: String) {
   private val b = ByteBuffer.wrap(stream).order(ByteOrder.LITTLE_ENDIAN)
-  private val lastLoad = start + words * 8 + 8
+  val lastLoad: Int = start + words * 8 + 8 // the last byte a load may start at
   var buf = 0L
   var avail = 0
   var nextByte: Int = start // the next byte not yet in the buffer
 
+  def overrun(): Nothing = throw new MalformedPageException(s"$what needs more than a lane's $words words")
+
   def refill(): Unit = {
-    if (nextByte > lastLoad) throw new MalformedPageException(s"$what needs more than a lane's $words words")
+    if (nextByte > lastLoad) overrun()
     buf |= b.getLong(nextByte) << avail
     nextByte += (63 - avail) >>> 3
     avail |= 56
@@ -179,8 +185,8 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
   def decodeOne(out: Array[Long], i: Int, table: Array[Long], mask: Int, base: Array[Long], add: Long): Unit = {
     refill()
     val e = table(buf.toInt & mask)
-    val len = (e & 15).toInt
-    val o = ((e >>> 4) & 63).toInt
+    val o = ((e >>> 6) & 63).toInt
+    val len = BitReader.codeLength(e)
     buf >>>= len; avail -= len
     val x =
       if (o <= avail) { val x = buf & ((1L << o) - 1); buf >>>= o; avail -= o; x }
@@ -195,7 +201,7 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
         buf >>>= rest; avail -= rest
         low | (high << have)
       }
-    out(i) = (if (base == null) e >> 10 else base((e >>> 10).toInt) + add) + x
+    out(i) = (if (base == null) e >> 12 else base((e >>> 12).toInt) + add) + x
   }
 
   /** The lane used exactly its words: none short, none left over (format 5.7.5). */
@@ -208,10 +214,14 @@ final private class BitReader(stream: Array[Byte], start: Int, words: Int, what:
 
 private object BitReader {
 
+  /** The code length in a table entry: its low 6 bits less its offset bits, mod 64 (a code has 1
+    * to 15 bits). */
+  @inline def codeLength(e: Long): Int = (e.toInt - ((e >>> 6) & 63).toInt) & 63
+
   /** Four lanes decoded two at a time (lanes 0 and 1, then 2 and 3: two chains of table lookups
-    * overlap in the CPU, and their state stays in registers), `56 / maxBits` values of each per
+    * overlap in the CPU, and their state fits in registers), `56 / maxBits` values of each per
     * refill (a fixed count, so no branch depends on the data). Returns how many values it decoded
-    * (whole groups); the caller decodes the rest value by value. */
+    * (whole groups; none on a big-endian machine); the caller decodes the rest value by value. */
   def decodeFourLanes(
       readers: Array[BitReader],
       k: Int,
@@ -220,6 +230,7 @@ private object BitReader {
       mask: Int,
       maxBits: Int
   ): Int = {
+    if (!MemoryUtil.LITTLE_ENDIAN) return 0
     val per = 56 / maxBits
     val whole = k - k % (4 * per)
     decodePair(readers(0), readers(1), 0, whole, out, table, mask, per)
@@ -227,7 +238,11 @@ private object BitReader {
     whole
   }
 
-  /** Values `first + 4g` (lane `ra`) and `first + 1 + 4g` (lane `rb`) for `4g < whole`. */
+  /** Values `first + 4g` (lane `ra`) and `first + 1 + 4g` (lane `rb`) for `4g < whole`. Each step
+    * shifts a lane's buffer by its entry's code and offset bits (`maxBits <= 56`, so their sum is
+    * the entry's low 6 bits). The lanes' state stays in locals, and their refills load unchecked
+    * after one check of both positions against their lanes' last loads (which lie within the
+    * stream's array). */
   private def decodePair(
       ra: BitReader,
       rb: BitReader,
@@ -238,28 +253,37 @@ private object BitReader {
       mask: Int,
       per: Int
   ): Unit = {
+    val stream = ra.stream
+    val lastA = ra.lastLoad; val lastB = rb.lastLoad
+    var pa = ra.nextByte; var pb = rb.nextByte
+    var a = ra.buf; var b = rb.buf
+    var na = ra.avail; var nb = rb.avail
     var i = first
     val end = whole + first
     while (i < end) {
-      ra.refill(); rb.refill()
-      var a = ra.buf; var b = rb.buf
-      var usedA = 0; var usedB = 0
+      if (((lastA - pa) | (lastB - pb)) < 0) ra.overrun()
+      a |= MemoryUtil.getLong(stream, pa) << na; pa += (63 - na) >>> 3; na |= 56
+      b |= MemoryUtil.getLong(stream, pb) << nb; pb += (63 - nb) >>> 3; nb |= 56
       var j = 0
       while (j < per) {
-        val ea = table(a.toInt & mask)
-        val eb = table(b.toInt & mask)
-        val la = (ea & 15).toInt; val oa = ((ea >>> 4) & 63).toInt
-        val lb = (eb & 15).toInt; val ob = ((eb >>> 4) & 63).toInt
-        out(i) = (ea >> 10) + ((a >>> la) & ((1L << oa) - 1))
-        out(i + 1) = (eb >> 10) + ((b >>> lb) & ((1L << ob) - 1))
-        a >>>= la + oa; b >>>= lb + ob
-        usedA += la + oa; usedB += lb + ob
+        val ea = table(a.toInt & mask); val eb = table(b.toInt & mask)
+        out(i) = valueOf(ea, a); out(i + 1) = valueOf(eb, b)
+        a >>>= ea.toInt; b >>>= eb.toInt
+        na -= ea.toInt & 63; nb -= eb.toInt & 63
         i += 4
         j += 1
       }
-      ra.buf = a; rb.buf = b
-      ra.avail -= usedA; rb.avail -= usedB
     }
+    ra.buf = a; rb.buf = b
+    ra.avail = na; rb.avail = nb
+    ra.nextByte = pa; rb.nextByte = pb
+  }
+
+  /** The value of entry `e` whose code starts at bit 0 of `bits`: the bin's first value plus the
+    * offset bits that follow the code. */
+  @inline private def valueOf(e: Long, bits: Long): Long = {
+    val o = ((e >>> 6) & 63).toInt
+    (e >> 12) + ((bits >>> codeLength(e)) & ((1L << o) - 1))
   }
 }
 
