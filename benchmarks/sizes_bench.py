@@ -1,7 +1,9 @@
 """File sizes of the TPC-H tables (issue 15): Fermion and Parquet (zstd) written by Spark from the
 same DataFrame of tpchgen-cli's table (dbgen's rows, in dbgen order), beside Vortex (`vortex-data`,
 its default and `compact` writers) and Lance (`pylance`, file format 2.1) written from the same
-rows as one Arrow table. lineitem also per column, Fermion against Parquet.
+rows as one Arrow table. Fermion twice: with its defaults (zstd level 3, as Parquet's), and with
+`compressionLevel` 19, the counterpart of Vortex's `compact` (which trades write speed for size).
+lineitem and partsupp also per column.
 
     benchmarks/run.sh sizes [--scale 1] [--tables lineitem,orders]
 
@@ -13,6 +15,7 @@ import collections
 import os
 import shutil
 import sys
+import time
 
 import pyarrow.parquet as pq
 
@@ -31,13 +34,35 @@ def tree_size(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
+COMPACT_LEVEL = 19
+COMPACT = f"Fermion level {COMPACT_LEVEL}"
+PER_COLUMN = ("lineitem", "partsupp")
+
+
+def vortex_compact(table, path):
+    import vortex as vx
+    vx.io.VortexWriteOptions.compact().write(table, path)
+
+
+def vortex_columns(table, work):
+    """Each column of `table` written alone as Vortex compact: its size in bytes."""
+    import pyarrow as pa
+    sizes = {}
+    for c in table.column_names:
+        path = os.path.join(work, "column.vortex")
+        vortex_compact(pa.table({c: table[c]}), path)
+        sizes[c] = os.path.getsize(path)
+        os.remove(path)
+    return sizes
+
+
 def other_formats(table, work):
     """Sizes of `table` (an Arrow table) as Vortex default, Vortex compact and Lance 2.1."""
     import lance
     import vortex as vx
     sizes = {}
     for name, write in (("Vortex", lambda p: vx.io.write(table, p)),
-                        ("Vortex compact", lambda p: vx.io.VortexWriteOptions.compact().write(table, p)),
+                        ("Vortex compact", lambda p: vortex_compact(table, p)),
                         ("Lance 2.1", lambda p: lance.write_dataset(table, p, data_storage_version="2.1"))):
         path = os.path.join(work, name.replace(" ", "-").lower())
         shutil.rmtree(path, ignore_errors=True)
@@ -92,20 +117,30 @@ def main():
         paths = {f: os.path.join(base, f"{t}.{f}") for f in SPARK_FORMATS}
         if not all(os.path.exists(p) for p in paths.values()):
             write_all(spark, spark.read.parquet(source), base, t, formats=SPARK_FORMATS)
-        sizes = {"Fermion": size_of(spark, paths["fermion"]), "Parquet": size_of(spark, paths["parquet"])}
-        sizes.update(other_formats(pq.read_table(source), work))
+        compact = os.path.join(base, f"{t}.fermion-level{COMPACT_LEVEL}")
+        if not os.path.exists(compact):
+            start = time.perf_counter()
+            spark.read.parquet(source).write.format("fermion").option("compressionLevel", COMPACT_LEVEL).save(compact)
+            progress(f"wrote {t} as fermion at level {COMPACT_LEVEL} in {time.perf_counter() - start:.1f} s")
+        arrow = pq.read_table(source)
+        sizes = {"Fermion": size_of(spark, paths["fermion"]), COMPACT: size_of(spark, compact),
+                 "Parquet": size_of(spark, paths["parquet"])}
+        sizes.update(other_formats(arrow, work))
         totals.update(sizes)
-        smallest = min((v, k) for k, v in sizes.items() if k != "Fermion")
+        smallest = min((v, k) for k, v in sizes.items() if not k.startswith("Fermion"))
         rows.append([t, *[f"{v / 1e6:.1f}" for v in sizes.values()], f"{sizes['Fermion'] / sizes['Parquet']:.3f}",
-                     f"{smallest[1]} {sizes['Fermion'] / smallest[0]:.3f}"])
+                     f"{smallest[1]} {sizes['Fermion'] / smallest[0]:.3f}",
+                     f"{sizes[COMPACT] / sizes['Vortex compact']:.3f}"])
         progress(f"{t}: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sizes.items()))
-        if t == "lineitem":
-            fc, pc = fermion_columns(spark, paths["fermion"]), parquet_columns(paths["parquet"])
-            columns = [[c, f"{fc[c] / 1e6:.2f}", f"{pc[c] / 1e6:.2f}", f"{fc[c] / pc[c]:.3f}"]
-                       for c in sorted(fc, key=lambda c: -pc[c])]
+        if t in PER_COLUMN:
+            fc, lc = fermion_columns(spark, paths["fermion"]), fermion_columns(spark, compact)
+            pc, vc = parquet_columns(paths["parquet"]), vortex_columns(arrow, work)
+            columns += [[t, c, *[f"{x[c] / 1e6:.2f}" for x in (fc, lc, pc, vc)], f"{fc[c] / pc[c]:.3f}",
+                         f"{lc[c] / vc[c]:.3f}"] for c in sorted(fc, key=lambda c: -pc[c])]
     names = list(totals)
     rows.append(["**total**", *[f"{totals[k] / 1e6:.1f}" for k in names],
-                 f"**{totals['Fermion'] / totals['Parquet']:.3f}**", ""])
+                 f"**{totals['Fermion'] / totals['Parquet']:.3f}**", "",
+                 f"**{totals[COMPACT] / totals['Vortex compact']:.3f}**"])
     shutil.rmtree(work, ignore_errors=True)
     publish(spark, args.out, [
         "# File sizes: Fermion, Parquet, Vortex, Lance\n",
@@ -114,11 +149,16 @@ def main():
         "the same DataFrame of tpchgen-cli's Parquet file (two files per table, one per task); Vortex "
         "(`vortex-data` 0.90, `vortex.io.write` and `VortexWriteOptions.compact()`) and Lance (`pylance` 14, "
         "`data_storage_version=\"2.1\"`) written from the same rows read as one Arrow table (one file). "
+        f"`{COMPACT}` is Fermion written with `compressionLevel` {COMPACT_LEVEL} (zstd's level; the default is 3, "
+        "as Parquet's), the counterpart of Vortex's `compact` writer, which trades write speed for size. "
         "Sizes in MB (10^6 bytes), every file of the table counted.\n",
-        markdown_table(["table", *[f"{k} MB" for k in names], "Fermion / Parquet", "Fermion / smallest other"], rows),
+        markdown_table(["table", *[f"{k} MB" for k in names], "Fermion / Parquet", "Fermion / smallest other",
+                        f"{COMPACT} / Vortex compact"], rows),
         "",
-        "lineitem per column (MB, all streams of the column; Parquet: compressed column chunks):\n",
-        markdown_table(["column", "Fermion MB", "Parquet MB", "Fermion / Parquet"], columns),
+        f"{' and '.join(PER_COLUMN)} per column (MB; Fermion: all streams of the column; Parquet: compressed column "
+        "chunks; Vortex compact: the column written alone as a file):\n",
+        markdown_table(["table", "column", "Fermion MB", f"{COMPACT} MB", "Parquet MB", "Vortex compact MB",
+                        "Fermion / Parquet", f"{COMPACT} / Vortex compact"], columns),
         ""])
 
 
