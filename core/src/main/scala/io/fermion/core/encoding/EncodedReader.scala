@@ -85,6 +85,15 @@ final private[core] class PackedValues {
   var reference: Long = 0L
 }
 
+/** The values of a dictionary page of fixed-width values whose codes are bit-packed, not yet looked
+  * up: value `i` is `entries(code i)`, the codes `codes.bits`-bit words (reference 0) as in
+  * [[PackedValues]]. `entries` has exactly the dictionary's entries, so a code outside it fails the
+  * lookup's bounds check; the caller turns that into an error of the page. */
+final private[core] class DictionaryCodes {
+  var entries: Array[Long] = null
+  val codes = new PackedValues
+}
+
 /** The values of a dictionary page of variable-width values, not yet concatenated: entry `e`
   * holds `lens(e)` bytes of `dict` from `starts(e)`, value `i` is entry `codes(i)` (all checked
   * by the decoder). Entries of up to 16 bytes, the usual dictionary of short values, are written as

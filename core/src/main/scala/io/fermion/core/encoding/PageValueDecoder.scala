@@ -40,6 +40,13 @@ final private[core] class PageValueDecoder {
   var entryValues: DictionaryEntries = null
   private val entries = new DictionaryEntries
 
+  /** When a dictionary page of fixed-width values of up to 8 bytes with bit-packed codes was
+    * decoded with `keepLongs` and `keepEncoded`: its entries and its codes still packed (then
+    * `plainArray` and [[longValues]] are null), for a caller looking the values up straight into
+    * their destination. */
+  var dictionaryCodes: DictionaryCodes = null
+  private val fixedDictionary = new DictionaryCodes
+
   /** Decodes `n` values of kind `values`. `maxBytes` bounds the decoded size of variable-width
     * pages (the bytes their OFFSETS still allow); `valueLengths` gives the lengths of a variable
     * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
@@ -62,6 +69,7 @@ final private[core] class PageValueDecoder {
     longValues = null
     packedValues = null
     entryValues = null
+    dictionaryCodes = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
     val r = new EncodedReader(src, off, len)
     plainOffset = 0
@@ -71,11 +79,14 @@ final private[core] class PageValueDecoder {
       case PageValues.Fixed(w)
           if keepLongs && keepEncoded && (encoding == PageEncoding.BitPack || encoding == PageEncoding.For) =>
         keepPackedValues(encoding, r, n, w)
+      case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Dictionary =>
+        keepDictionaryCodes(r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
       case PageValues.Variable => decodeVariable(encoding, r, n, maxBytes, valueLengths, keepEncoded)
     }
     // `out` may have grown while decoding.
-    plainArray = if (longValues != null || packedValues != null || entryValues != null) null else out
+    plainArray =
+      if (longValues != null || packedValues != null || entryValues != null || dictionaryCodes != null) null else out
     if (r.remaining != 0) throw new MalformedPageException(
       s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
     )
@@ -91,6 +102,52 @@ final private[core] class PageValueDecoder {
     if (w <= 56) { r.packedAsIs(n, w, reference, packed, what); packedValues = packed }
     else { val v = scratch.values(n); r.packed(n, w, reference, v, what); longValues = v }
     plainLength = n * width
+  }
+
+  /** A dictionary page of fixed-width values read up to its codes: left packed when bit-packed in
+    * up to 32 bits (the callers' lookup kernels), otherwise decoded and looked up into
+    * [[longValues]]. */
+  private def keepDictionaryCodes(r: EncodedReader, n: Int, width: Int): Unit = {
+    val dict = readLongDictionary(r, n, width)
+    val at = r.arrayPosition
+    if (r.remaining >= 2 && r.array(at) == PageEncoding.BitPack && (r.array(at + 1) & 0xff) <= 32) {
+      r.skip(2, "code scheme and bit width")
+      r.packedAsIs(n, r.array(at + 1) & 0xff, 0L, fixedDictionary.codes, "dictionary codes")
+      fixedDictionary.entries = dict
+      dictionaryCodes = fixedDictionary
+    } else {
+      val v = scratch.values(n)
+      lookUp(r, n, dict, v)
+      longValues = v
+    }
+    plainLength = n * width
+  }
+
+  /** A dictionary page's u32 entry count and its entries, `width` bytes each (exactly that many:
+    * a code past them fails the lookup). */
+  private def readLongDictionary(r: EncodedReader, n: Int, width: Int): Array[Long] = {
+    val size = r.u32("dictionary size")
+    if (size == 0 || size > n || size.toLong * width > r.remaining)
+      throw new MalformedPageException(s"dictionary of $size entries for $n values")
+    val dict = new Array[Long](size)
+    var i = 0
+    while (i < size) { dict(i) = r.signed(width, "dictionary entry"); i += 1 }
+    dict
+  }
+
+  /** Reads a dictionary page's `n` codes and looks each up in `dict` into `v`. */
+  private def lookUp(r: EncodedReader, n: Int, dict: Array[Long], v: Array[Long]): Unit = {
+    val size = dict.length
+    val codes = scratch.second(n)
+    readCodes(r, n, size, codes, checked = false)
+    // Each code checked here, in the pass that looks it up.
+    var i = 0
+    while (i < n) {
+      val c = codes(i)
+      if (java.lang.Long.compareUnsigned(c, size) >= 0) badCode(c, size)
+      v(i) = dict(c.toInt)
+      i += 1
+    }
   }
 
   /** A BITPACK page's bit width, or a FOR page's reference and bit width (format 5.7): the
@@ -131,23 +188,7 @@ final private[core] class PageValueDecoder {
         val d = scratch.second(math.max(1, n - 1))
         HuffmanBlock.decode(r, math.max(0, n - 1), d, huffman, "Huffman block of differences")
         prefixSum(first, d, n, zigzag = true, v)
-      case PageEncoding.Dictionary =>
-        val size = r.u32("dictionary size")
-        if (size == 0 || size > n || size.toLong * width > r.remaining)
-          throw new MalformedPageException(s"dictionary of $size entries for $n values")
-        val dict = new Array[Long](size)
-        var i = 0
-        while (i < size) { dict(i) = r.signed(width, "dictionary entry"); i += 1 }
-        val codes = scratch.second(n)
-        readCodes(r, n, size, codes, checked = false)
-        // Each code checked here, in the pass that looks it up.
-        i = 0
-        while (i < n) {
-          val c = codes(i)
-          if (java.lang.Long.compareUnsigned(c, size) >= 0) badCode(c, size)
-          v(i) = dict(c.toInt)
-          i += 1
-        }
+      case PageEncoding.Dictionary => lookUp(r, n, readLongDictionary(r, n, width), v)
       case PageEncoding.Rle => readRle(r, n, v)
       case other => unsupported(other, s"$width-byte")
     }

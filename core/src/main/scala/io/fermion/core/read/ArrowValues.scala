@@ -1,6 +1,6 @@
 package io.fermion.core.read
 
-import io.fermion.core.encoding.{BitPacking, PackedValues}
+import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedValues}
 import org.apache.arrow.memory.util.MemoryUtil
 
 /** The smallest and largest of the values last written by [[ArrowValues.putLongs]]. */
@@ -100,6 +100,98 @@ private[read] object ArrowValues {
     }
     range.lo = lo
     range.hi = hi
+  }
+
+  /** As [[putLongs]] for the `n` values of a dictionary page, each looked up from its packed code
+    * straight into the buffer, without the i64 arrays of codes and of values between. Returns false
+    * when a code lies outside the dictionary: the page is damaged (the values written are then
+    * garbage, and the caller fails the read). */
+  def putDictionary(d: DictionaryCodes, n: Int, width: Int, stride: Int, address: Long, range: ValueRange): Boolean = {
+    val p = d.codes
+    val bits = p.bits
+    val bytes = BitPacking.packedBytes(n, bits)
+    if (p.offset < 0 || p.offset + bytes > p.array.length)
+      throw new IllegalArgumentException(s"$n packed codes pass the end of their array")
+    val fused = stride == 16 || (stride == width && (width == 4 || width == 8))
+    val groups =
+      if (!fused || bits == 0 || !MemoryUtil.LITTLE_ENDIAN) 0 else BitPacking.groupsWithin(bytes, n, bits)
+    val entries = d.entries
+    try {
+      var lo = Long.MaxValue
+      var hi = Long.MinValue
+      if (groups > 0) {
+        dictionaryGroups(p.array, p.offset, groups, bits, entries, stride, address, range)
+        lo = range.lo; hi = range.hi
+      }
+      // The rest, in blocks of the i64 path; a code of 2^31 or more is negative as an Int.
+      var i = groups * 8
+      if (i < n) {
+        val block = new Array[Long](math.min(n - i, 1024))
+        while (i < n) {
+          val k = math.min(n - i, block.length)
+          BitPacking.unpack(p.array, p.offset, k, bits, 0L, block, firstBit = i.toLong * bits)
+          var j = 0
+          while (j < k) { block(j) = entries(block(j).toInt); j += 1 }
+          putLongs(block, k, width, stride, address + i.toLong * stride, range)
+          lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+          i += k
+        }
+      }
+      range.lo = lo
+      range.hi = hi
+      true
+    } catch { case _: ArrayIndexOutOfBoundsException => false }
+  }
+
+  /** `groups` groups of eight codes from byte `off`, each looked up in `entries` and written from
+    * `address` (4- or 8-byte values, or 8-byte decimals widened to 16); leaves the values' range in
+    * `values`. A code outside `entries` fails its bounds check. */
+  private def dictionaryGroups(
+      src: Array[Byte],
+      off: Int,
+      groups: Int,
+      bits: Int,
+      entries: Array[Long],
+      stride: Int,
+      address: Long,
+      values: ValueRange
+  ): Unit = {
+    val mask = (1L << bits) - 1
+    var lo = Long.MaxValue; var hi = Long.MinValue
+    var at = off; var to = address; var g = 0
+    stride match {
+      case 4 =>
+        while (g < groups) {
+          var j = 0
+          while (j < 8) {
+            val x = entries(BitPacking.groupValue(src, at, j, bits, mask).toInt)
+            MemoryUtil.putInt(to, x.toInt); lo = math.min(lo, x); hi = math.max(hi, x)
+            to += 4; j += 1
+          }
+          at += bits; g += 1
+        }
+      case 8 =>
+        while (g < groups) {
+          var j = 0
+          while (j < 8) {
+            val x = entries(BitPacking.groupValue(src, at, j, bits, mask).toInt)
+            MemoryUtil.putLong(to, x); lo = math.min(lo, x); hi = math.max(hi, x)
+            to += 8; j += 1
+          }
+          at += bits; g += 1
+        }
+      case _ =>
+        while (g < groups) {
+          var j = 0
+          while (j < 8) {
+            val x = entries(BitPacking.groupValue(src, at, j, bits, mask).toInt)
+            wide(to, x); lo = math.min(lo, x); hi = math.max(hi, x)
+            to += 16; j += 1
+          }
+          at += bits; g += 1
+        }
+    }
+    values.lo = lo; values.hi = hi
   }
 
   // The loops below unpack `groups` groups of eight values from byte `off`, write each plus `ref`

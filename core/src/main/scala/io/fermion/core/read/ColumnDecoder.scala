@@ -428,6 +428,11 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           if (p.packed != null) {
             ArrowValues.putPacked(p.packed, p.valueCount, width, stride, address + row.toLong * stride, range)
             ranged = true
+          } else if (p.dictionary != null) {
+            val at = address + row.toLong * stride
+            if (!ArrowValues.putDictionary(p.dictionary, p.valueCount, width, stride, at, range))
+              invalid(off, s"a dictionary page of `${node.field.name}` has a code outside its dictionary")
+            ranged = true
           } else if (p.longs != null) {
             ArrowValues.putLongs(p.longs, p.valueCount, width, stride, address + row.toLong * stride, range)
             ranged = true

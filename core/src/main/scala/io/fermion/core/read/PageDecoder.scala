@@ -5,7 +5,7 @@ import java.util.zip.CRC32
 
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
 import io.fermion.core.encoding.{
-  DictionaryEntries, HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues
+  DictionaryCodes, DictionaryEntries, HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues
 }
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
@@ -14,9 +14,10 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * the next page is decoded. `encoding` is the one its header names. An encoded page of fixed-width
   * values decoded `fixedAsLongs` has its values in `longs` instead (`bytes` null): each value's
   * PLAIN bytes are its low `len / valueCount` bytes; with `keepEncoded` too, a BITPACK or FOR page
-  * may come still packed, in `packed` (`bytes` and `longs` null). With `keepEncoded`, a dictionary
-  * page of variable-width values may come as its entries and codes, in `entries` (`bytes` null,
-  * `len` the values' bytes). */
+  * may come still packed, in `packed` (`bytes` and `longs` null), and a dictionary page as its
+  * entries and packed codes, in `dictionary`. With `keepEncoded`, a dictionary page of
+  * variable-width values may come as its entries and codes, in `entries` (`bytes` null, `len` the
+  * values' bytes). */
 final private[core] case class DecodedPage(
     bytes: Array[Byte],
     off: Int,
@@ -25,7 +26,8 @@ final private[core] case class DecodedPage(
     encoding: Int = 0,
     longs: Array[Long] = null,
     packed: PackedValues = null,
-    entries: DictionaryEntries = null
+    entries: DictionaryEntries = null,
+    dictionary: DictionaryCodes = null
 )
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
@@ -227,7 +229,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
             h.encoding,
             values.longValues,
             values.packedValues,
-            values.entryValues
+            values.entryValues,
+            values.dictionaryCodes
           )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so

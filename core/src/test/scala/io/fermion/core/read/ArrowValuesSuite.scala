@@ -3,7 +3,8 @@ package io.fermion.core.read
 import scala.util.Random
 
 import io.fermion.core.bytes.GrowableBytes
-import io.fermion.core.encoding.{BitPacking, PackedValues}
+import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedValues, PageValueDecoder, PageValues}
+import io.fermion.core.layout.PageEncoding
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.memory.util.MemoryUtil
 import org.scalatest.funsuite.AnyFunSuite
@@ -71,6 +72,90 @@ class ArrowValuesSuite extends AnyFunSuite {
         }
       }
     } finally allocator.close()
+  }
+
+  test("putDictionary writes what looking the codes up and putLongs write; a code past the dictionary fails") {
+    val rnd = new Random(12)
+    val allocator = new RootAllocator()
+    try {
+      for (
+        bits <- 0 to 32; (width, stride) <- Seq((1, 1), (2, 2), (4, 4), (8, 8), (8, 16));
+        n <- Seq(1, 7, 8, 9, 64, 65, 1000 + rnd.nextInt(100)).filter(_ => rnd.nextInt(2) == 0) :+ 4099
+      ) {
+        // Entries fill the output width's range; the dictionary is as large as the codes allow, at most 300.
+        val size = math.min(1L << bits, 300L).toInt
+        val entries = Array.fill(size)(if (width == 8) rnd.nextLong() else rnd.nextLong() >> (64 - 8 * width))
+        val codes = Array.fill(n)(rnd.nextInt(size).toLong)
+        val packed = new GrowableBytes()
+        BitPacking.pack(codes, n, 0L, bits, packed)
+        val at = rnd.nextInt(4)
+        val src = new Array[Byte](at + packed.length)
+        System.arraycopy(packed.array, 0, src, at, packed.length)
+        val d = new DictionaryCodes
+        d.entries = entries; d.codes.array = src; d.codes.offset = at; d.codes.bits = bits
+        val clue = s"bits $bits, width $width, stride $stride, n $n"
+        val bytes = n.toLong * stride
+        val fused = allocator.buffer(bytes)
+        val expected = allocator.buffer(bytes)
+        try {
+          fused.setZero(0, bytes); expected.setZero(0, bytes)
+          val fusedRange = new ValueRange
+          assert(ArrowValues.putDictionary(d, n, width, stride, fused.memoryAddress(), fusedRange), clue)
+          val range = new ValueRange
+          ArrowValues.putLongs(codes.map(c => entries(c.toInt)), n, width, stride, expected.memoryAddress(), range)
+          var k = 0L
+          while (k < bytes) {
+            val (a, b) =
+              (MemoryUtil.getByte(fused.memoryAddress() + k), MemoryUtil.getByte(expected.memoryAddress() + k))
+            assert(a == b, s"$clue: byte $k differs")
+            k += 1
+          }
+          assert((fusedRange.lo, fusedRange.hi) == (range.lo, range.hi), clue)
+          // One entry fewer: a code naming the last entry (in a group, or in the tail) is outside.
+          if (size > 1) {
+            val last = codes.indices.filter(i => codes(i) == size - 1)
+            d.entries = entries.take(size - 1)
+            assert(
+              !ArrowValues.putDictionary(d, n, width, stride, fused.memoryAddress(), new ValueRange) == last.nonEmpty,
+              s"$clue: codes of the last entry at ${last.take(3)}"
+            )
+          }
+        } finally { fused.close(); expected.close() }
+      }
+    } finally allocator.close()
+  }
+
+  test("a dictionary page kept encoded: its codes stay packed, and a code past the dictionary fails the lookup") {
+    // Dictionary of two 4-byte entries (10, 20), four codes bit-packed in 2 bits into one word.
+    def page(codes: Seq[Long]): Array[Byte] = {
+      val word = codes.zipWithIndex.map { case (c, i) => c << (i * 2) }.foldLeft(0L)(_ | _)
+      java.nio.ByteBuffer.allocate(4 + 8 + 2 + 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(2).putInt(10)
+        .putInt(20).put(PageEncoding.BitPack.toByte).put(2.toByte).putLong(word).array()
+    }
+    val d = new PageValueDecoder
+    val allocator = new RootAllocator()
+    val out = allocator.buffer(4 * 4)
+    try {
+      def lookUp(codes: Seq[Long]): Option[Seq[Long]] = {
+        val body = page(codes)
+        d.decode(
+          PageEncoding.Dictionary,
+          body,
+          0,
+          body.length,
+          4,
+          PageValues.Fixed(4),
+          Long.MaxValue,
+          keepLongs = true,
+          keepEncoded = true
+        )
+        assert(d.longValues == null && d.plainArray == null && d.dictionaryCodes != null)
+        val ok = ArrowValues.putDictionary(d.dictionaryCodes, 4, 4, 4, out.memoryAddress(), new ValueRange)
+        if (ok) Some((0 until 4).map(i => out.getInt(4L * i).toLong)) else None
+      }
+      assert(lookUp(Seq(0, 1, 1, 0)).contains(Seq(10L, 20L, 20L, 10L)))
+      assert(lookUp(Seq(0, 1, 3, 1)).isEmpty, "code 3 of a dictionary of 2")
+    } finally { out.close(); allocator.close() }
   }
 
   test("putPacked refuses words that pass the end of their array") {
