@@ -51,6 +51,25 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     assert(back.where("i32 is null").count() == spark.read.parquet(p).where("i32 is null").count())
   }
 
+  test("scans share one broadcast of the Hadoop configuration until its entries change") {
+    def conf(extra: (String, String)*): SerializableHadoopConf = {
+      val c = FermionTableSchema.hadoopConf()
+      extra.foreach { case (k, v) => c.set(k, v) }
+      new SerializableHadoopConf(c)
+    }
+    val first = SerializableHadoopConf.broadcast(conf())
+    assert(SerializableHadoopConf.broadcast(conf()).id == first.id, "same entries, same broadcast")
+    val changed = SerializableHadoopConf.broadcast(conf("fermion.test.setting" -> "1"))
+    assert(changed.id != first.id, "a new entry, a new broadcast")
+    assert(changed.value.value.get("fermion.test.setting") == "1")
+    val again = SerializableHadoopConf.broadcast(conf("fermion.test.setting" -> "2"))
+    assert(again.id != changed.id && again.value.value.get("fermion.test.setting") == "2", "a changed value")
+    // A scan after a change reads with the configuration of the moment.
+    val path = tempPath("fermion-conf")
+    spark.range(10).write.format("fermion").save(path)
+    assert(spark.read.format("fermion").load(path).count() == 10)
+  }
+
   test("column pruning and filters") {
     val f = tempPath("fermion")
     allTypes(5000).write.format("fermion").save(f)
