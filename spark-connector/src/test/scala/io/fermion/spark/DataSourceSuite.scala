@@ -70,6 +70,22 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     assert(spark.read.format("fermion").load(path).count() == 10)
   }
 
+  test("a scan repeated in one plan is reused (ReusedExchange); scans of different versions are not") {
+    val path = tempPath("fermion-reuse")
+    spark.range(100).selectExpr("id", "id % 10 as k").write.format("fermion").save(path)
+    spark.range(100, 150).selectExpr("id", "id % 10 as k").write.format("fermion").mode("append").save(path)
+    def counts(version: Option[Int]) = {
+      val r = spark.read.format("fermion")
+      version.fold(r)(v => r.option("versionAsOf", v.toLong)).load(path).groupBy("k").count()
+    }
+    val same = counts(None).as("a").join(counts(None).as("b"), "k")
+    assert(same.collect().map(r => (r.getLong(1), r.getLong(2))).toSet == Set((15L, 15L)))
+    assert(same.queryExecution.executedPlan.toString.contains("ReusedExchange"), same.queryExecution.executedPlan)
+    val mixed = counts(Some(1)).as("a").join(counts(None).as("b"), "k")
+    assert(mixed.collect().map(r => (r.getLong(1), r.getLong(2))).toSet == Set((10L, 15L)))
+    assert(!mixed.queryExecution.executedPlan.toString.contains("ReusedExchange"), mixed.queryExecution.executedPlan)
+  }
+
   test("column pruning and filters") {
     val f = tempPath("fermion")
     allTypes(5000).write.format("fermion").save(f)

@@ -46,6 +46,29 @@ final class FermionScan(
     Array(FermionScanMetrics.fragmentsPruned(scan.filesPruned.toLong))
   override def toBatch: Batch = this
 
+  /** Two scans of the same version, files, columns, filter and options read the same rows: Spark
+    * compares BatchScanExec's batches to reuse an exchange or a subquery between them (a plan that
+    * repeats a join of the same tables, as TPC-H Q11's subquery does, broadcasts them once). The
+    * parts are case classes compared by value; one holding an array compares by reference, which
+    * only forgoes a reuse. */
+  private lazy val identity =
+    (
+      snapshot.root,
+      snapshot.version,
+      snapshot.files,
+      scan.plan,
+      readSchema,
+      wholeFiles,
+      pushed,
+      fileMetadata.toSeq,
+      streamSettings
+    )
+  override def equals(other: Any): Boolean = other match {
+    case o: FermionScan => (o eq this) || identity == o.identity
+    case _ => false
+  }
+  override def hashCode(): Int = identity.hashCode()
+
   override def toMicroBatchStream(checkpointLocation: String)
       : org.apache.spark.sql.connector.read.streaming.MicroBatchStream =
     new FermionMicroBatchStream(scan, streamSettings, readSchema, fileMetadata)
