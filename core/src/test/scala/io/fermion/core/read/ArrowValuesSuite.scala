@@ -16,6 +16,14 @@ import org.scalatest.funsuite.AnyFunSuite
   * and words ending at their array's end. */
 class ArrowValuesSuite extends AnyFunSuite {
 
+  private def assertSameBytes(fused: Long, expected: Long, bytes: Long, clue: String): Unit = {
+    var k = 0L
+    while (k < bytes) {
+      assert(MemoryUtil.getByte(fused + k) == MemoryUtil.getByte(expected + k), s"$clue: byte $k differs")
+      k += 1
+    }
+  }
+
   test("putPacked writes what unpacking and putLongs write, with the same range") {
     val rnd = new Random(11)
     val allocator = new RootAllocator()
@@ -60,13 +68,7 @@ class ArrowValuesSuite extends AnyFunSuite {
             BitPacking.unpack(src, at, n, bits, reference, values)
             val range = new ValueRange
             ArrowValues.putLongs(values, n, width, stride, expected.memoryAddress(), range)
-            var k = 0L
-            while (k < bytes) {
-              val (a, b) =
-                (MemoryUtil.getByte(fused.memoryAddress() + k), MemoryUtil.getByte(expected.memoryAddress() + k))
-              assert(a == b, s"$clue: byte $k differs")
-              k += 1
-            }
+            assertSameBytes(fused.memoryAddress(), expected.memoryAddress(), bytes, clue)
             assert((fusedRange.lo, fusedRange.hi) == (range.lo, range.hi), clue)
           } finally { fused.close(); expected.close() }
         }
@@ -103,13 +105,7 @@ class ArrowValuesSuite extends AnyFunSuite {
           assert(ArrowValues.putDictionary(d, n, width, stride, fused.memoryAddress(), fusedRange), clue)
           val range = new ValueRange
           ArrowValues.putLongs(codes.map(c => entries(c.toInt)), n, width, stride, expected.memoryAddress(), range)
-          var k = 0L
-          while (k < bytes) {
-            val (a, b) =
-              (MemoryUtil.getByte(fused.memoryAddress() + k), MemoryUtil.getByte(expected.memoryAddress() + k))
-            assert(a == b, s"$clue: byte $k differs")
-            k += 1
-          }
+          assertSameBytes(fused.memoryAddress(), expected.memoryAddress(), bytes, clue)
           assert((fusedRange.lo, fusedRange.hi) == (range.lo, range.hi), clue)
           // One entry fewer: a code naming the last entry (in a group, or in the tail) is outside.
           if (size > 1) {
