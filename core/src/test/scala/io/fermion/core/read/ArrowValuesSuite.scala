@@ -16,12 +16,28 @@ import org.scalatest.funsuite.AnyFunSuite
   * and words ending at their array's end. */
 class ArrowValuesSuite extends AnyFunSuite {
 
-  private def assertSameBytes(fused: Long, expected: Long, bytes: Long, clue: String): Unit = {
-    var k = 0L
-    while (k < bytes) {
-      assert(MemoryUtil.getByte(fused + k) == MemoryUtil.getByte(expected + k), s"$clue: byte $k differs")
-      k += 1
-    }
+  /** `fused` writes `n` values (stride `stride`) at an address and leaves their range; asserts it
+    * writes the bytes and finds the range that putLongs of `values` does. */
+  private def assertLikePutLongs(values: Array[Long], n: Int, width: Int, stride: Int, clue: String)(
+      fused: (Long, ValueRange) => Unit
+  ): Unit = {
+    val allocator = new RootAllocator()
+    val bytes = math.max(1L, n.toLong * stride)
+    val got = allocator.buffer(bytes)
+    val expected = allocator.buffer(bytes)
+    try {
+      got.setZero(0, bytes); expected.setZero(0, bytes)
+      val gotRange = new ValueRange
+      fused(got.memoryAddress(), gotRange)
+      val range = new ValueRange
+      ArrowValues.putLongs(values, n, width, stride, expected.memoryAddress(), range)
+      var k = 0L
+      while (k < bytes) {
+        assert(got.getByte(k) == expected.getByte(k), s"$clue: byte $k differs")
+        k += 1
+      }
+      assert((gotRange.lo, gotRange.hi) == (range.lo, range.hi), clue)
+    } finally { got.close(); expected.close(); allocator.close() }
   }
 
   test("putPacked writes what unpacking and putLongs write, with the same range") {
@@ -56,21 +72,11 @@ class ArrowValuesSuite extends AnyFunSuite {
           val p = new PackedValues
           p.array = src; p.offset = at; p.bits = bits; p.reference = reference
           val clue = s"bits $bits, width $width, stride $stride, n $n, reference $reference"
-
-          val bytes = n.toLong * stride
-          val fused = allocator.buffer(bytes)
-          val expected = allocator.buffer(bytes)
-          try {
-            fused.setZero(0, bytes); expected.setZero(0, bytes)
-            val fusedRange = new ValueRange
-            ArrowValues.putPacked(p, n, width, stride, fused.memoryAddress(), fusedRange)
-            val values = new Array[Long](n)
-            BitPacking.unpack(src, at, n, bits, reference, values)
-            val range = new ValueRange
-            ArrowValues.putLongs(values, n, width, stride, expected.memoryAddress(), range)
-            assertSameBytes(fused.memoryAddress(), expected.memoryAddress(), bytes, clue)
-            assert((fusedRange.lo, fusedRange.hi) == (range.lo, range.hi), clue)
-          } finally { fused.close(); expected.close() }
+          val values = new Array[Long](n)
+          BitPacking.unpack(src, at, n, bits, reference, values)
+          assertLikePutLongs(values, n, width, stride, clue) { (address, range) =>
+            ArrowValues.putPacked(p, n, width, stride, address, range)
+          }
         }
       }
     } finally allocator.close()
@@ -96,27 +102,20 @@ class ArrowValuesSuite extends AnyFunSuite {
         val d = new DictionaryCodes
         d.entries = entries; d.codes.array = src; d.codes.offset = at; d.codes.bits = bits
         val clue = s"bits $bits, width $width, stride $stride, n $n"
-        val bytes = n.toLong * stride
-        val fused = allocator.buffer(bytes)
-        val expected = allocator.buffer(bytes)
-        try {
-          fused.setZero(0, bytes); expected.setZero(0, bytes)
-          val fusedRange = new ValueRange
-          assert(ArrowValues.putDictionary(d, n, width, stride, fused.memoryAddress(), fusedRange), clue)
-          val range = new ValueRange
-          ArrowValues.putLongs(codes.map(c => entries(c.toInt)), n, width, stride, expected.memoryAddress(), range)
-          assertSameBytes(fused.memoryAddress(), expected.memoryAddress(), bytes, clue)
-          assert((fusedRange.lo, fusedRange.hi) == (range.lo, range.hi), clue)
-          // One entry fewer: a code naming the last entry (in a group, or in the tail) is outside.
-          if (size > 1) {
-            val last = codes.indices.filter(i => codes(i) == size - 1)
-            d.entries = entries.take(size - 1)
-            assert(
-              !ArrowValues.putDictionary(d, n, width, stride, fused.memoryAddress(), new ValueRange) == last.nonEmpty,
+        assertLikePutLongs(codes.map(c => entries(c.toInt)), n, width, stride, clue) { (address, range) =>
+          assert(ArrowValues.putDictionary(d, n, width, stride, address, range), clue)
+        }
+        // One entry fewer: a code naming the last entry (in a group, or in the tail) is outside.
+        if (size > 1) {
+          val last = codes.indices.filter(i => codes(i) == size - 1)
+          d.entries = entries.take(size - 1)
+          val out = allocator.buffer(n.toLong * stride)
+          try assert(
+              !ArrowValues.putDictionary(d, n, width, stride, out.memoryAddress(), new ValueRange) == last.nonEmpty,
               s"$clue: codes of the last entry at ${last.take(3)}"
             )
-          }
-        } finally { fused.close(); expected.close() }
+          finally out.close()
+        }
       }
     } finally allocator.close()
   }
