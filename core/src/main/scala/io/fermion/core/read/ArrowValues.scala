@@ -87,19 +87,41 @@ private[read] object ArrowValues {
       lo = ref + range.lo; hi = ref + range.hi
     }
     // The rest (and every value of a case the loops do not take), in blocks of the i64 path.
-    var i = groups * 8
+    putRest(p, groups * 8, n, null, width, stride, address, range, lo, hi)
+  }
+
+  /** Values `from until n` of `p` (each its word plus `p.reference`, or, with `entries`, the entry
+    * its word names) in blocks of 1,024 through [[putLongs]]; leaves in `range` their range joined
+    * with `[lo, hi]`. A word past `entries` fails the lookup's bounds check (a word of 2^31 or more
+    * is negative as an Int). */
+  private def putRest(
+      p: PackedValues,
+      from: Int,
+      n: Int,
+      entries: Array[Long],
+      width: Int,
+      stride: Int,
+      address: Long,
+      range: ValueRange,
+      lo: Long,
+      hi: Long
+  ): Unit = {
+    var low = lo
+    var high = hi
+    var i = from
     if (i < n) {
       val block = new Array[Long](math.min(n - i, 1024))
       while (i < n) {
         val k = math.min(n - i, block.length)
-        BitPacking.unpack(p.array, p.offset, k, bits, ref, block, firstBit = i.toLong * bits)
+        BitPacking.unpack(p.array, p.offset, k, p.bits, p.reference, block, firstBit = i.toLong * p.bits)
+        if (entries != null) { var j = 0; while (j < k) { block(j) = entries(block(j).toInt); j += 1 } }
         putLongs(block, k, width, stride, address + i.toLong * stride, range)
-        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+        low = math.min(low, range.lo); high = math.max(high, range.hi)
         i += k
       }
     }
-    range.lo = lo
-    range.hi = hi
+    range.lo = low
+    range.hi = high
   }
 
   /** As [[putLongs]] for the `n` values of a dictionary page, each looked up from its packed code
@@ -123,22 +145,7 @@ private[read] object ArrowValues {
         dictionaryGroups(p.array, p.offset, groups, bits, entries, stride, address, range)
         lo = range.lo; hi = range.hi
       }
-      // The rest, in blocks of the i64 path; a code of 2^31 or more is negative as an Int.
-      var i = groups * 8
-      if (i < n) {
-        val block = new Array[Long](math.min(n - i, 1024))
-        while (i < n) {
-          val k = math.min(n - i, block.length)
-          BitPacking.unpack(p.array, p.offset, k, bits, 0L, block, firstBit = i.toLong * bits)
-          var j = 0
-          while (j < k) { block(j) = entries(block(j).toInt); j += 1 }
-          putLongs(block, k, width, stride, address + i.toLong * stride, range)
-          lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
-          i += k
-        }
-      }
-      range.lo = lo
-      range.hi = hi
+      putRest(p, groups * 8, n, entries, width, stride, address, range, lo, hi)
       true
     } catch { case _: ArrayIndexOutOfBoundsException => false }
   }

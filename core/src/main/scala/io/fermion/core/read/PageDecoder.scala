@@ -67,8 +67,9 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * the non-null values among the `n` slots from `first` (counted from the first page given here),
     * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
     * pages of fixed-width values of up to 8 bytes are handed over as `longs`, and with
-    * `keepEncoded` BITPACK and FOR pages as `packed`; with `keepEncoded`, dictionary pages of
-    * variable-width values as `entries` (see [[DecodedPage]]). */
+    * `keepEncoded` BITPACK and FOR pages as `packed` and dictionary pages with bit-packed codes as
+    * `dictionary`; with `keepEncoded`, dictionary pages of variable-width values as `entries` (see
+    * [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
