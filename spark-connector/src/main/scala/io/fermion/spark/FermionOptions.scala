@@ -23,7 +23,8 @@ object FermionOptions {
       "external",
       "is_managed_location",
       "comment",
-      "checkpointlocation"
+      "checkpointlocation",
+      io.fermion.spark.extensions.PrepareAggregatePushdown.ExactFiltersKey
     )
 
   /** Rejects keys that are neither read, write nor dataset options (and bad values), before a

@@ -108,7 +108,8 @@ final class FermionTable(
       tableSchema,
       FermionOptions.readerOptions(map),
       wholeFiles,
-      io.fermion.core.scan.StreamSettings.parse(map)
+      io.fermion.core.scan.StreamSettings.parse(map),
+      exactFilters = options.containsKey(io.fermion.spark.extensions.PrepareAggregatePushdown.ExactFiltersKey)
     )
   }
 

@@ -224,6 +224,13 @@ object OptionRegistry {
     "`true`",
     "skip stripes and pages whose statistics rule out the query's predicates, answer aggregates from metadata"
   )(bool)
+  val AggregatePushdown: OptionSpec[Boolean] = spec(
+    "aggregatePushdown",
+    Read,
+    "`true`",
+    "compute COUNT, SUM, MIN, MAX and AVG (with GROUP BY columns and WHERE predicates the scan evaluates exactly) in " +
+      "the scan's tasks, which return one partial result per group instead of the rows (EXPLAIN: `Aggregates:`)"
+  )(bool)
   val TakeWholePages: OptionSpec[Boolean] = spec(
     "takeWholePages",
     Read,
@@ -387,6 +394,7 @@ object OptionRegistry {
     VerifyChecksums,
     DecodeThreads,
     FilterPushdown,
+    AggregatePushdown,
     TakeWholePages,
     LocalTakeMaxRows,
     MergeSchema,

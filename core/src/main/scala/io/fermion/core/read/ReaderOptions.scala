@@ -20,6 +20,9 @@ final case class ReaderOptions(
     decodeThreads: Int = math.min(4, Runtime.getRuntime.availableProcessors()),
     /** Skip stripes whose statistics prove a pushed filter false. Off only to compare results. */
     filterPushdown: Boolean = true,
+    /** Aggregates a scan can compute are computed by its tasks (an engine's choice: the Spark
+      * connector offers them to the core's aggregation). */
+    aggregatePushdown: Boolean = true,
     /** Random access reads whole pages (their CRC32 checked) instead of only the requested values
       * of PLAIN pages stored uncompressed. */
     takeWholePages: Boolean = false,
@@ -43,6 +46,7 @@ object ReaderOptions {
       verifyChecksums = VerifyChecksums.in(options).getOrElse(d.verifyChecksums),
       decodeThreads = DecodeThreads.in(options).getOrElse(d.decodeThreads),
       filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown),
+      aggregatePushdown = AggregatePushdown.in(options).getOrElse(d.aggregatePushdown),
       takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages),
       localTakeMaxRows = LocalTakeMaxRows.in(options).getOrElse(d.localTakeMaxRows)
     )

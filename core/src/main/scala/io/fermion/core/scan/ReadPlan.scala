@@ -28,7 +28,10 @@ final case class ReadPlan(
     partitionColumns: IndexedSeq[String] = IndexedSeq.empty,
     /** The snapshot's type of each flat filter column, by lower-case name (datasets): files
       * written before a column's type was widened hold the older type. */
-    filterTypes: Map[String, FermionType] = Map.empty
+    filterTypes: Map[String, FermionType] = Map.empty,
+    /** Rows are not cut out of the vectors: each batch lists the rows it returns (see
+      * [[ScanBatch.selection]]). */
+    keepSelection: Boolean = false
 ) {
 
   /** The field ids of the stored columns the plan reads or filters on (datasets). */

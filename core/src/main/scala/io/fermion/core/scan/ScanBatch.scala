@@ -7,7 +7,11 @@ import org.apache.arrow.vector.{FieldVector, IntVector}
 
 /** The rows of one stripe that a scan returns: one [[ScanColumn]] per requested column, in the
   * order asked for. The batch owns its vectors: [[close]] frees them
-  * (a [[ScanTaskReader]] closes each batch when it moves to the next). */
+  * (a [[ScanTaskReader]] closes each batch when it moves to the next).
+  *
+  * A scan built with [[ScanBuilder.withSelection]] does not cut rows out of its vectors: they hold
+  * the stripe's `numRows` rows and [[selection]] lists, in order, those the scan returns (null:
+  * all of them); the values of the other rows are unspecified. */
 final class ScanBatch private[scan] (
     val numRows: Int,
     val columns: IndexedSeq[ScanColumn],
@@ -15,8 +19,14 @@ final class ScanBatch private[scan] (
     val file: Option[SnapshotFile],
     allocator: BufferAllocator,
     /** What producing this batch read, for a take (a scan reports through its reader). */
-    val metrics: ScanMetrics = ScanMetrics()
+    val metrics: ScanMetrics = ScanMetrics(),
+    /** The rows returned, when the vectors hold more (see above); null: every row. */
+    val selection: Array[Int] = null
 ) extends AutoCloseable {
+
+  /** Rows the batch returns. */
+  def selectedRows: Int = if (selection == null) numRows else selection.length
+
   private val materialized = new Array[FieldVector](columns.size)
 
   /** Column `i` as an Arrow vector: null columns are allocated and lists read lengths first get

@@ -77,6 +77,13 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
 
   def options(o: ReaderOptions): ScanBuilder = { readerOptions = o; this }
 
+  /** Rows the filter or the deletion files remove are not cut out of the vectors: each batch's
+    * vectors hold its stripe's rows and [[ScanBatch.selection]] lists the rows returned. A consumer
+    * that reads rows by position (an aggregation) saves the copies. Only for stored, partition and
+    * absent columns (not `_rowaddr`, `_rowid` or batch columns). */
+  def withSelection(): ScanBuilder = { selection = true; this }
+  private var selection = false
+
   /** Top-level lists and maps come back as [[ScanColumn.Lengths]]: elements are decoded only when
     * asked for (what `size(col)` and null checks need). */
   def deferListElements(): ScanBuilder = { defer = true; this }
@@ -147,7 +154,15 @@ final class ScanBuilder private[scan] (snapshot: Snapshot) {
       exactFilter = exact && filterExpr.nonEmpty && readerOptions.filterPushdown,
       batches = batchSelection,
       partitionColumns = snapshot.partitionFields.map(_.name),
-      filterTypes = filterIds.keys.flatMap(n => schema.indexOf(n).map(i => n -> schema.fields(i).dataType)).toMap
+      filterTypes = filterIds.keys.flatMap(n => schema.indexOf(n).map(i => n -> schema.fields(i).dataType)).toMap,
+      keepSelection = selection
+    )
+    require(
+      !selection || planned.forall {
+        case _: PlannedColumn.Stored | _: PlannedColumn.Partition | _: PlannedColumn.Absent => true
+        case _ => false
+      },
+      "withSelection() reads stored, partition and absent columns only"
     )
     val pruned = snapshot.files.size - kept.size
     new Scan(

@@ -25,7 +25,7 @@ final class ScanTaskReader(plan: ReadPlan, task: ScanTask, conf: Configuration, 
   def next(): Boolean = {
     if (budget <= 0) { closeSplit(); return false }
     while (true) {
-      if (split != null && split.next()) { rowsReturned += split.batch.numRows; return true }
+      if (split != null && split.next()) { rowsReturned += split.batch.selectedRows; return true }
       closeSplit()
       if (nextSplit >= task.splits.size) return false
       split = SplitReader.open(task.splits(nextSplit), plan, conf, allocator, () => budget)

@@ -6,7 +6,7 @@ import java.util.Locale
 import io.fermion.core.dataset._
 import io.fermion.core.expr.FilterValue
 import io.fermion.core.read.{FermionFileReader, ReaderOptions}
-import io.fermion.core.schema.{FermionField, FermionSchema}
+import io.fermion.core.schema.{FermionField, FermionSchema, FermionType}
 import io.fermion.core.storage.FileSystems
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -108,6 +108,22 @@ final case class Snapshot(
 
   /** Whether the path holds anything to read. */
   def exists: Boolean = schema.nonEmpty
+
+  /** Whether a scan of this dataset with [[ScanBuilder.filter]] `f` returns exactly the rows on
+    * which `f` is TRUE, so that an engine need not evaluate `f` again: every leaf of `f` compares a
+    * flat column (or a partition column other than floating point) with literals of its domain
+    * ([[io.fermion.core.expr.FilterValue]]), and no part is [[FilterExpr.Unknown]] or a NOT
+    * without an opposite. Loose files, whose columns may differ in type from file to file, never
+    * qualify. */
+  def filtersExactly(f: io.fermion.core.expr.FilterExpr): Boolean = isDataset && schema.exists { s =>
+    def typeOf(name: String): Option[FermionType] = partitionIndex(name) match {
+      // Partition values are constants: NaN would leave a comparison undecided.
+      case Some(i) =>
+        Some(partitionFields(i).dataType).filterNot(t => t == FermionType.Float32 || t == FermionType.Float64)
+      case None => s.indexOf(name).map(s.fields(_).dataType).filterNot(FermionType.isNested)
+    }
+    io.fermion.core.read.filter.RowFilter.decidesExactly(f, typeOf)
+  }
 
   /** A dataset's top-level field ids by lower-case name; None for loose files (matched by name). */
   lazy val columnIds: Option[Map[String, Int]] =

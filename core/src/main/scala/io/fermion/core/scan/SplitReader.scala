@@ -3,7 +3,7 @@ package io.fermion.core.scan
 import java.util.Locale
 
 import io.fermion.core.dataset.{FermionDataset, InvalidFermionDatasetException}
-import io.fermion.core.expr.FilterExpr
+import io.fermion.core.expr.{ConstantFilter, FilterExpr}
 import io.fermion.core.read.{FermionFileReader, ProjectedNode, RowRanges, StripeFetch}
 import io.fermion.core.read.filter.{RowFilter, StripeFilter}
 import io.fermion.core.schema.{FermionType, UnsupportedColumnTypeException}
@@ -40,22 +40,24 @@ final private[scan] class SplitReader private (
     off >= split.start && off < split.start + split.length
   }
 
-  /** The plan's filter on this file: leaves on partition columns decided by the file's values. */
-  private val filter: Option[FilterExpr] =
-    if (plan.partitionColumns.isEmpty) plan.filter
-    else {
-      val values = plan.partitionColumns.map(_.toLowerCase(Locale.ROOT)).zip(file.partition).toMap
-      plan.filter.flatMap(f =>
-        io.fermion.core.expr.ConstantFilter.bind(
-          f,
-          c =>
-            values.get(c.toLowerCase(Locale.ROOT)).map(io.fermion.core.expr.ConstantFilter.Constant)
-              .getOrElse(io.fermion.core.expr.ConstantFilter.Varies)
-        )
-      )
-    }
-
   private def filterColumn(name: String): Option[(Int, Int)] = files.filterColumn(name)
+
+  /** What the file holds of each filter column: the file's value of a partition column, null for a
+    * column the file does not hold (added after it was written, or absent from this loose file),
+    * else values that vary by row. */
+  private val constants: String => ConstantFilter.Column = {
+    val values = plan.partitionColumns.map(_.toLowerCase(Locale.ROOT)).zip(file.partition).toMap
+    c =>
+      values.get(c.toLowerCase(Locale.ROOT)).map(ConstantFilter.Constant)
+        .getOrElse(if (filterColumn(c).isEmpty) ConstantFilter.Constant(None) else ConstantFilter.Varies)
+  }
+
+  /** No row of the file can match: its constants rule the filter out. */
+  private val ruledOut = plan.filter.exists(f => !ConstantFilter.mayMatch(f, constants))
+
+  /** The plan's filter on this file, the leaves on its constants decided. */
+  private val filter: Option[FilterExpr] =
+    if (ruledOut) None else plan.filter.flatMap(ConstantFilter.bind(_, constants))
 
   private val stripeFilter =
     filter.map(f => new StripeFilter(reader, f, n => files.statsColumn(n).map { case (k, c) => sources(k) -> c }))
@@ -69,7 +71,8 @@ final private[scan] class SplitReader private (
       reader.batchIndex
     else None
 
-  private val stripes = {
+  private val stripes = if (ruledOut) IndexedSeq.empty[Int]
+  else {
     val byStats = stripeFilter match {
       case Some(sf) => ownStripes.filter(sf.mightMatch)
       case None => ownStripes
@@ -225,7 +228,7 @@ final private[scan] class SplitReader private (
     // taken instead, their structure read first (constant lengths are not expanded), then only
     // the pages of their values (FileTake).
     val taken =
-      if (selection == null || selection.rowCount.toLong * TakeBelow > rows) Set.empty[Int]
+      if (selection == null || plan.keepSelection || selection.rowCount.toLong * TakeBelow > rows) Set.empty[Int]
       else present.indices.filter { p =>
         val t = present(p)._4.field.dataType
         !reused.contains(p) && (FermionType.isNested(t) || FermionType.isVariableWidth(t))
@@ -274,7 +277,7 @@ final private[scan] class SplitReader private (
     val vectors: IndexedSeq[FieldVector] =
       try {
         val whole = present.indices.filterNot(planned.taken.contains)
-        if (keptRows != null) {
+        if (keptRows != null && !plan.keepSelection) {
           RowSelection.keep(whole.map(decoded(_)), keptRows, allocator).zip(whole).foreach { case (v, p) =>
             decoded(p) = v
           }
@@ -282,7 +285,8 @@ final private[scan] class SplitReader private (
         }
         decoded.toIndexedSeq
       } catch { case t: Throwable => decoded.foreach(v => if (v != null) v.close()); throw t }
-    val outRows = if (keptRows == null) rows else keptRows.length
+    // With the selection kept, the vectors keep every row of the stripe.
+    val outRows = if (keptRows == null || plan.keepSelection) rows else keptRows.length
     val byOutput = present.indices.map(p => present(p)._1 -> p).toMap
     val columns = plan.columns.indices.map { out =>
       plan.columns(out) match {
@@ -323,7 +327,8 @@ final private[scan] class SplitReader private (
           }
       }
     }
-    current = new ScanBatch(outRows, columns, Some(file), allocator)
+    current =
+      new ScanBatch(outRows, columns, Some(file), allocator, selection = if (plan.keepSelection) keptRows else null)
     true
   }
 

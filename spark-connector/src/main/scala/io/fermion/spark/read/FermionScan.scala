@@ -120,25 +120,25 @@ final class FermionScan(
     }.sum
   }
 
-  override def planInputPartitions(): Array[InputPartition] = {
-    val tasks =
-      if (wholeFiles) scan.fileTasks
-      else {
-        val conf = SQLConf.get
-        val parallelism = math.max(1, SparkSession.active.sparkContext.defaultParallelism)
-        scan.planTasks(
-          TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism),
-          io.fermion.spark.FermionTableSchema.hadoopConf()
-        )
-      }
-    tasks.map(t => FermionInputPartition(t): InputPartition).toArray
-  }
+  override def planInputPartitions(): Array[InputPartition] =
+    (if (wholeFiles) scan.fileTasks else FermionScan.tasks(scan)).map(t => FermionInputPartition(t): InputPartition)
+      .toArray
 
   override def createReaderFactory(): PartitionReaderFactory =
     new FermionPartitionReaderFactory(scan.plan, readSchema, fileMetadata, SerializableHadoopConf.broadcast())
 }
 
-private object FermionScan {
+private[read] object FermionScan {
+
+  /** The core scan's tasks, sized by Spark's file-source settings and the default parallelism. */
+  def tasks(scan: CoreScan): IndexedSeq[io.fermion.core.scan.ScanTask] = {
+    val conf = SQLConf.get
+    val parallelism = math.max(1, SparkSession.active.sparkContext.defaultParallelism)
+    scan.planTasks(
+      TaskSizing(conf.filesMaxPartitionBytes, conf.filesOpenCostInBytes, parallelism),
+      io.fermion.spark.FermionTableSchema.hadoopConf()
+    )
+  }
 
   /** What Spark counts per row besides the columns when it sizes a plan without column statistics
     * (`EstimationUtils.getSizePerRow`). */

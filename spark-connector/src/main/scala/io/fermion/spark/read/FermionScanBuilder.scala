@@ -9,23 +9,32 @@ import org.apache.spark.sql.connector.read.{Scan, ScanBuilder, SupportsPushDownA
 import org.apache.spark.sql.connector.read.{SupportsPushDownRequiredColumns, SupportsPushDownV2Filters}
 import org.apache.spark.sql.types.StructType
 
-/** Column pruning (nested fields included), predicate pushdown, LIMIT and metadata aggregates,
-  * handed to the core scan. Statistics only skip data: every predicate is also returned to Spark to
-  * evaluate on the rows read ("pushed" and "post-scan" both, honestly reported), except those that
-  * name rows by `_rowid` or `_rowaddr`, which a take answers exactly. */
+/** Column pruning (nested fields included), predicate pushdown, LIMIT and aggregates, handed to
+  * the core scan. Statistics only skip data: every predicate is also returned to Spark to evaluate
+  * on the rows read ("pushed" and "post-scan" both, honestly reported), except those that name rows
+  * by `_rowid` or `_rowaddr`, which a take answers exactly — and, when `exactFilters` is set (for
+  * the scan under an aggregate, see [[io.fermion.spark.extensions.PrepareAggregatePushdown]]), the
+  * predicates the core evaluates exactly ([[Snapshot.filtersExactly]]), so that Spark can offer the
+  * aggregate to the scan. Aggregates are answered from file metadata when they can be (COUNT, MIN,
+  * MAX without GROUP BY or filter), else computed by the scan's tasks ([[AggregatePushdown]]). */
 final class FermionScanBuilder(
     snapshot: Snapshot,
     tableSchema: StructType,
     readerOptions: ReaderOptions,
     wholeFiles: Boolean = false,
-    streamSettings: io.fermion.core.scan.StreamSettings = io.fermion.core.scan.StreamSettings()
+    streamSettings: io.fermion.core.scan.StreamSettings = io.fermion.core.scan.StreamSettings(),
+    exactFilters: Boolean = false
 ) extends ScanBuilder with SupportsPushDownRequiredColumns with SupportsPushDownV2Filters
     with SupportsPushDownAggregates with SupportsPushDownLimit {
   private var limit: Option[Int] = None
   private var required: StructType = tableSchema
   private var pushed: Array[Predicate] = Array.empty
   private var filter: Option[FilterExpr] = None
+
+  /** Whether rows the scan returns satisfy `filter` exactly (Spark was told not to evaluate it). */
+  private var filterHandled = false
   private var aggregation: Option[MetadataAggregates] = None
+  private var computed: Option[(io.fermion.core.aggregate.Aggregation, StructType)] = None
   private var lookup: Option[RowLookup] = None
   private var batchSelection: Option[io.fermion.core.scan.BatchSelection] = None
 
@@ -55,6 +64,10 @@ final class FermionScanBuilder(
     // lookup on that column allows: those predicates need no evaluation after the scan.
     lookup match {
       case Some(l) => predicates.filterNot(p => RowLookup.of(p).exists(_.column == l.column))
+      case None if exactFilters && !wholeFiles && batchSelection.isEmpty =>
+        val exact = translated.collect { case (p, Some(f)) if snapshot.filtersExactly(f) => p }
+        filterHandled = exact.nonEmpty
+        predicates.filterNot(exact.contains)
       case None => predicates
     }
   }
@@ -65,18 +78,33 @@ final class FermionScanBuilder(
     * file metadata. Spark only offers this when no predicate is left to evaluate after the scan. */
   override def pushAggregation(agg: Aggregation): Boolean = {
     aggregation =
-      // Metadata answers for every row: not for the rows of a lookup (its predicates are not left to Spark).
-      if (!readerOptions.filterPushdown || wholeFiles || lookup.nonEmpty) None
+      // Metadata answers for every row: not for the rows of a lookup (its predicates are not left
+      // to Spark) nor of a filter (whose predicates the scan handles).
+      if (!readerOptions.filterPushdown || wholeFiles || lookup.nonEmpty || filterHandled) None
       else MetadataAggregates.plan(agg, tableSchema, snapshot, readerOptions)
-    aggregation.isDefined
+    computed =
+      if (aggregation.nonEmpty || !readerOptions.aggregatePushdown || wholeFiles || lookup.nonEmpty) None
+      else if (batchSelection.nonEmpty || limit.nonEmpty || (filter.nonEmpty && !filterHandled)) None
+      else AggregatePushdown.translate(agg, tableSchema)
+    aggregation.isDefined || computed.isDefined
   }
 
   override def build(): Scan = aggregation.getOrElse {
+    computed.foreach { case (agg, output) =>
+      val read = tableSchema.fields.filter(f => agg.columns.exists(_.equalsIgnoreCase(f.name)))
+      val builder =
+        snapshot.scanBuilder().columns(read.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
+          .options(readerOptions).withSelection()
+      filter.foreach(builder.filter)
+      val description = filter.map(f => s" StripeFilter: $f").getOrElse("")
+      return new FermionAggregateScan(builder.build(), agg, output, description)
+    }
     val builder = snapshot.scanBuilder()
       .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
       .options(readerOptions)
-      .skipDataOnly()
       .deferListElements()
+    // Rows that do not match may be returned, unless Spark was told the filter is handled.
+    if (!filterHandled) builder.skipDataOnly()
     filter.foreach(builder.filter)
     batchSelection.foreach(builder.batchRange)
     if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))

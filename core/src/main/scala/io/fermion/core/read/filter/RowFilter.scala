@@ -21,6 +21,35 @@ import org.apache.arrow.vector._
 private[core] object RowFilter {
   import FilterExpr._
 
+  /** Whether [[select]] decides every leaf of `filter` (none keeps rows it cannot evaluate), given
+    * each flat column's type by name (None: the column is not a flat column of the scan). Then the
+    * rows it returns are exactly those on which the filter is TRUE. The cases are [[eval]]'s. */
+  def decidesExactly(filter: FilterExpr, typeOf: String => Option[FermionType]): Boolean = {
+    def integral(t: FermionType): Boolean = t match {
+      case FermionType.Bool | FermionType.Int8 | FermionType.Int16 | FermionType.Int32 | FermionType.Int64 |
+          FermionType.Date32 | _: FermionType.Timestamp => true
+      case FermionType.Decimal(p, _) => p <= 18
+      case _ => false
+    }
+    def floating(t: FermionType) = t == FermionType.Float32 || t == FermionType.Float64
+    def fits(t: FermionType, v: FilterValue): Boolean = v match {
+      case _: FilterValue.Integral => integral(t)
+      case _: FilterValue.Floating => floating(t)
+      case _: FilterValue.Bytes => FermionType.isVariableWidth(t)
+    }
+    def go(e: FilterExpr): Boolean = e match {
+      case And(l, r) => go(l) && go(r)
+      case Or(l, r) => go(l) && go(r)
+      case IsNull(c) => typeOf(c).nonEmpty
+      case IsNotNull(c) => typeOf(c).nonEmpty
+      case Compare(c, _, v) => typeOf(c).exists(fits(_, v))
+      case In(c, vs) => typeOf(c).exists(t => vs.nonEmpty && vs.forall(fits(t, _)))
+      case StartsWith(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
+      case Unknown | Not(_) => false
+    }
+    go(FilterExpr.normalize(filter))
+  }
+
   /** The rows of `candidates` that may satisfy `filter`. `column` gives a decoded top-level column
     * (type and vector, holding at least the candidate rows) by name, or None. */
   def select(
@@ -417,18 +446,8 @@ private[core] object RowFilter {
     def length(row: Int): Int = MemoryUtil.getInt(offsets + 4L * row + 4) - start(row)
 
     /** The sign of the row's bytes minus `lit`, compared as unsigned bytes, then by length. */
-    def compare(row: Int, lit: Array[Byte]): Int = {
-      val at = data + start(row)
-      val len = length(row)
-      val n = math.min(len, lit.length)
-      var i = 0
-      while (i < n) {
-        val c = (MemoryUtil.getByte(at + i) & 0xff) - (lit(i) & 0xff)
-        if (c != 0) return c
-        i += 1
-      }
-      len - lit.length
-    }
+    def compare(row: Int, lit: Array[Byte]): Int =
+      io.fermion.core.bytes.MemoryBytes.compare(data + start(row), length(row), lit)
 
     def startsWith(row: Int, prefix: Array[Byte]): Boolean = length(row) >= prefix.length && sameBytes(row, prefix)
 
