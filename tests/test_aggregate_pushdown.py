@@ -94,7 +94,7 @@ def close(a, b):
 def test_random_aggregate_queries_match_parquet_and_the_rows(spark, tables):
     rnd = random.Random(7)
     pushed = 0
-    for i in range(60):
+    for i in range(45):
         q = random_query(rnd, "agg_f")
         df = spark.sql(q)
         plan = plan_of(df)
@@ -106,7 +106,7 @@ def test_random_aggregate_queries_match_parquet_and_the_rows(spark, tables):
         if "Aggregates:" in plan:
             pushed += 1
             assert "HashAggregate" in plan or "SortAggregate" in plan or "ObjectHashAggregate" in plan
-    assert pushed >= 40, f"only {pushed} of 60 queries were computed in the scan"
+    assert pushed >= 30, f"only {pushed} of 45 queries were computed in the scan"
 
 
 def test_tpch_shapes_are_computed_in_the_scan(spark, tables):
