@@ -124,6 +124,17 @@ def test_tpch_shapes_are_computed_in_the_scan(spark, tables):
         assert df.collect() == spark.sql(q.format("agg_p")).collect()
 
 
+def test_a_correlated_subquerys_aggregate_is_computed_in_the_scan(spark, tables):
+    """TPC-H Q17's shape: Spark plans the subquery's scan alone, then joins its aggregate into the
+    query; the scan is planned again under the aggregate, which it then computes."""
+    q = ("select sum(price) from {0} t1 where price < (select 0.5 * avg(price) from {0} t2 "
+         "where t2.k = t1.k and t2.s is not null)")
+    df = spark.sql(q.format("agg_f"))
+    plan = plan_of(df)
+    assert "Aggregates:" in plan and "GroupBy: k" in plan, plan
+    assert df.collect() == spark.sql(q.format("agg_p")).collect()
+
+
 def test_sums_of_narrow_decimals_over_many_rows_match_parquet(spark, tmp_table):
     """A partial sum of a decimal(2, 0) column over 50,000 rows leaves decimal(2, 0): Spark casts
     partial sums to the input's type, so the scan hands them over in parts that fit."""

@@ -8,7 +8,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import io.fermion.spark.read.FermionScan
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** Readies aggregates over a Fermion table for the scan to compute them
@@ -18,6 +19,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
   *     evaluate after the scan. A filtered Fermion scan normally leaves every predicate to Spark
   *     (statistics only skip data), so the table under an aggregate is read with
   *     [[ExactFiltersKey]]: its scan then takes over the predicates it evaluates exactly.
+  *   - A subquery's aggregate that decorrelation joined into the query (TPC-H Q17's average per
+  *     part) arrives over a scan Spark already built while it optimized the subquery alone, before
+  *     the aggregate sat on it. Such a scan, which left its predicates to Spark, is put back as its
+  *     table, so that Spark's push-down plans it again, aggregate and all.
   *   - Computed inputs other than arithmetic on columns and literals (`count_if(x = 300)`,
   *     `sum(if(...))`) are moved into a projection below the aggregate, so that Spark does not
   *     offer them: some shapes fail inside Spark's translation with an internal error (a comparison
@@ -62,7 +67,19 @@ object PrepareAggregatePushdown extends Rule[LogicalPlan] {
       agg.copy(aggregateExpressions = rewritten, child = Project(agg.child.output ++ aliases, agg.child))
     case agg @ Aggregate(_, _, PhysicalOperation(_, filters, r: DataSourceV2Relation), _)
         if filters.nonEmpty && fermion(r) && !r.options.containsKey(ExactFiltersKey) =>
-      val options = new CaseInsensitiveStringMap((r.options.asScala.toMap + (ExactFiltersKey -> "true")).asJava)
-      agg.transformDown { case rel: DataSourceV2Relation if rel eq r => rel.copy(options = options) }
+      agg.transformDown { case rel: DataSourceV2Relation if rel eq r => marked(rel) }
+    case agg @ Aggregate(_, _, PhysicalOperation(_, filters, s: DataSourceV2ScanRelation), _) if rebuildable(s) =>
+      val table = if (filters.nonEmpty) marked(s.relation) else s.relation
+      agg.transformDown { case x: DataSourceV2ScanRelation if x eq s => Project(s.output, table) }
+  }
+
+  private def marked(r: DataSourceV2Relation): DataSourceV2Relation =
+    r.copy(options = new CaseInsensitiveStringMap((r.options.asScala.toMap + (ExactFiltersKey -> "true")).asJava))
+
+  /** A Fermion scan Spark may plan again, whose columns are its table's (no nested field pruned). */
+  private def rebuildable(s: DataSourceV2ScanRelation): Boolean = s.scan match {
+    case f: FermionScan if f.replannable && fermion(s.relation) =>
+      s.output.forall(a => s.relation.output.exists(b => b.exprId == a.exprId && b.dataType == a.dataType))
+    case _ => false
   }
 }

@@ -30,6 +30,10 @@ final class FermionScan(
   private val snapshot = scan.snapshot
 
   override def readSchema(): StructType = readSchema
+
+  /** Whether Spark may plan this scan again from its table: it left every predicate to Spark
+    * (statistics only skip data; a pushed LIMIT Spark keeps too) and reads no `_metadata`. */
+  def replannable: Boolean = !scan.plan.exactFilter && !wholeFiles && !fileMetadata.contains(true)
   override def description(): String =
     s"FermionScan ${snapshot.root}${snapshot.version.map(v => s" version $v").getOrElse("")} " +
       s"[${readSchema.fieldNames.mkString(", ")}]$pushed$partitions"
