@@ -40,6 +40,10 @@ object SparkPredicateTranslation {
           case FilterValue.Bytes(b) => StartsWith(f.name, b)
           case _ => Unknown
         }).getOrElse(Unknown)
+      case "IN" if prefixOf(kids(0), schema).nonEmpty =>
+        prefixes(kids(0), kids.drop(1).toSeq, schema).getOrElse(Unknown)
+      case "=" if prefixOf(kids(0), schema).nonEmpty => prefixes(kids(0), Seq(kids(1)), schema).getOrElse(Unknown)
+      case "=" if prefixOf(kids(1), schema).nonEmpty => prefixes(kids(1), Seq(kids(0)), schema).getOrElse(Unknown)
       case "IN" =>
         column(kids(0), schema).flatMap { f =>
           val vs = kids.drop(1).map(k => literal(k, f.dataType))
@@ -58,6 +62,44 @@ object SparkPredicateTranslation {
         cmp(0, 1, flip = false).orElse(cmp(1, 0, flip = true)).getOrElse(Unknown)
       case _ => Unknown
     }
+  }
+
+  /** `substring(c, 1, k)` of a string column `c` (default collation): the column and `k`. */
+  private def prefixOf(
+      e: org.apache.spark.sql.connector.expressions.Expression,
+      schema: StructType
+  ): Option[(StructField, Int)] =
+    e match {
+      case g: org.apache.spark.sql.connector.expressions.GeneralScalarExpression
+          if g.name() == "SUBSTRING" && g.children().length == 3 =>
+        (column(g.children()(0), schema), g.children()(1), g.children()(2)) match {
+          case (Some(f), p: Literal[_], n: Literal[_]) if f.dataType == StringType =>
+            (p.value(), n.value()) match {
+              case (1, k: java.lang.Integer) if k > 0 => Some(f -> k.intValue)
+              case _ => None
+            }
+          case _ => None
+        }
+      case _ => None
+    }
+
+  /** `substring(c, 1, k) IN (v1, ...)` (or `= v`) where every `v` has exactly `k` ASCII characters:
+    * `c` starts with one of them (an ASCII byte is a whole character in UTF-8, so the first `k`
+    * characters are those `k` bytes). Other literals: None. */
+  private def prefixes(
+      e: org.apache.spark.sql.connector.expressions.Expression,
+      literals: Seq[org.apache.spark.sql.connector.expressions.Expression],
+      schema: StructType
+  ): Option[FilterExpr] = {
+    val (f, k) = prefixOf(e, schema).get
+    val values = literals.map {
+      case l: Literal[_] if l.dataType() == StringType && l.value() != null =>
+        val b = l.value().asInstanceOf[UTF8String].getBytes
+        if (b.length == k && b.forall(_ >= 0)) Some(b) else None
+      case _ => None
+    }
+    if (values.isEmpty || values.exists(_.isEmpty)) None
+    else Some(values.flatten.map(b => StartsWith(f.name, b): FilterExpr).reduce(Or))
   }
 
   private def opOf(name: String, flip: Boolean): Op = (name, flip) match {
