@@ -249,3 +249,60 @@ def test_late_materialization_reads_other_columns_only_where_the_filter_matches(
     # leaves one row, and only one page of each other column is read.
     assert skipped >= 3 * 45, skipped
     assert data_bytes * 2 < whole_bytes, (data_bytes, whole_bytes)
+
+
+def test_runtime_filters_skip_stripes_of_sorted_keys_by_the_join_keys(spark, tmp_table):
+    # A fact table sorted by its key and a dimension whose filter keeps a narrow band of keys: with
+    # runtimeFilters the join's keys reach the fact scan (dynamic pruning) and the stripes without
+    # them are skipped; the answers equal Parquet's and those without the option.
+    facts, dims, pfacts, pdims = tmp_table("facts"), tmp_table("dims"), tmp_table("pfacts"), tmp_table("pdims")
+    fact_rows = spark.range(0, 120_000, 1, 2).selectExpr("id AS day_key", "id % 13 AS store", "id * 0.5D AS amount")
+    dim_rows = spark.range(0, 4000).selectExpr("id * 30 AS day_key", "cast(id / 400 AS int) AS year")
+    fact_rows.write.format("fermion").option("stripeRows", "4000").save(facts)
+    dim_rows.write.format("fermion").save(dims)
+    fact_rows.write.parquet(pfacts)
+    dim_rows.write.parquet(pdims)
+    spark.sql(f"CREATE TABLE rf_facts USING fermion OPTIONS (runtimeFilters 'true') LOCATION '{facts}'")
+    try:
+        spark.read.format("fermion").load(dims).createOrReplaceTempView("rf_dims")
+        spark.read.format("fermion").load(facts).createOrReplaceTempView("rf_facts_plain")
+        spark.read.parquet(pfacts).createOrReplaceTempView("rf_pfacts")
+        spark.read.parquet(pdims).createOrReplaceTempView("rf_pdims")
+        query = ("SELECT f.store, count(*) AS n, sum(f.amount) AS total FROM {f} f JOIN {d} d ON f.day_key = d.day_key "
+                 "WHERE d.year = 3 GROUP BY f.store")
+        got = spark.sql(query.format(f="rf_facts", d="rf_dims"))
+        assert rows_of(got) == rows_of(spark.sql(query.format(f="rf_pfacts", d="rf_pdims")))
+        assert rows_of(got) == rows_of(spark.sql(query.format(f="rf_facts_plain", d="rf_dims")))
+        plan = got._jdf.queryExecution().executedPlan().toString()
+        assert "dynamicpruning" in plan, plan
+        # Keys 36,000 to 47,970 of 120,000, in stripes of 4,000 rows: 4 of 30 stripes read.
+        scans = [s for s in _fermion_scans(got) if "facts" in s.scan().description()]
+        read = sum(s.metrics().apply("stripesRead").value() for s in scans)
+        assert 0 < read <= 4, read
+        plain = spark.sql(query.format(f="rf_facts_plain", d="rf_dims"))
+        plain.collect()
+        assert "dynamicpruning" not in plain._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS rf_facts")
+
+
+def _fermion_scans(df):
+    """The BatchScanExec nodes of `df`'s last run, inside adaptive query stages too."""
+    found = []
+
+    def walk(p):
+        cls = p.getClass().getSimpleName()
+        if cls == "BatchScanExec":
+            found.append(p)
+        if cls == "AdaptiveSparkPlanExec":
+            walk(p.executedPlan())
+        elif cls.endswith("QueryStageExec"):
+            walk(p.plan())
+        elif cls == "ReusedExchangeExec":
+            walk(p.child())
+        children = p.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found

@@ -6,7 +6,8 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /** The DataSource through Spark: writes and reads compared with Parquet on the same data, save
   * modes, catalog tables, pruning and planning-time errors. */
-class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
+class DataSourceSuite extends AnyFunSuite with SparkSessionFixture
+    with org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper {
 
   private def allTypes(rows: Int): DataFrame = spark.range(rows).select(
     col("id"),
@@ -25,6 +26,13 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     (col("id") / 100).cast("decimal(10,2)").as("dec_small"),
     (col("id") * 123456789L).cast("decimal(38,6)").as("dec_wide")
   )
+
+  private def withConf[T](key: String, value: String)(body: => T): T = {
+    val before = spark.conf.getOption(key)
+    spark.conf.set(key, value)
+    try body
+    finally before.fold(spark.conf.unset(key))(spark.conf.set(key, _))
+  }
 
   private def sameRows(a: DataFrame, b: DataFrame): Unit = {
     def show(r: Row): String = r.toSeq.map {
@@ -84,6 +92,59 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture {
     val mixed = counts(Some(1)).as("a").join(counts(None).as("b"), "k")
     assert(mixed.collect().map(r => (r.getLong(1), r.getLong(2))).toSet == Set((10L, 15L)))
     assert(!mixed.queryExecution.executedPlan.toString.contains("ReusedExchange"), mixed.queryExecution.executedPlan)
+  }
+
+  test(
+    "runtimeFilters: a join's keys (dynamic pruning) skip the stripes of sorted keys without them, not random keys"
+  ) {
+    val facts = tempPath("fermion-facts")
+    val dims = tempPath("fermion-dims")
+    spark.range(0, 200000, 1, 2).selectExpr("id AS k", "id % 7 AS m", "cast(id AS string) AS s")
+      .write.format("fermion").option("stripeRows", "5000").save(facts)
+    // 3,000 keys between 50,000 and 79,990: 1,000 with g = 1 (tested key by key), 2,000 with g < 2
+    // (over 1,024: tested by their range); the facts holding them are in stripes 10 to 15 of 40.
+    spark.range(0, 3000).selectExpr("id * 10 + 50000 AS k", "id % 3 AS g").write.format("fermion").save(dims)
+    def readFacts(runtimeFilters: Boolean) =
+      spark.read.format("fermion").option("runtimeFilters", runtimeFilters.toString)
+        .load(facts).createOrReplaceTempView("dpp_facts")
+    readFacts(runtimeFilters = true)
+    spark.read.format("fermion").load(dims).createOrReplaceTempView("dpp_dims")
+    def run(query: String, pruning: Boolean): (Seq[Row], String, Long) =
+      withConf("spark.sql.optimizer.dynamicPartitionPruning.enabled", pruning.toString) {
+        val df = spark.sql(query)
+        val rows = df.collect().toSeq.sortBy(_.toString)
+        val plan = df.queryExecution.executedPlan
+        val read = collect(plan) {
+          case b: org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+              if b.scan.description().contains("fermion-facts") => b.metrics("stripesRead").value
+        }.sum
+        (rows, plan.toString, read)
+      }
+    for (
+      query <- Seq(
+        "SELECT f.k, f.m, f.s FROM dpp_facts f JOIN dpp_dims d ON f.k = d.k WHERE d.g = 1",
+        "SELECT f.m, count(*), sum(f.k) FROM dpp_facts f JOIN dpp_dims d ON f.k = d.k WHERE d.g < 2 GROUP BY f.m",
+        "SELECT f.k FROM dpp_facts f LEFT SEMI JOIN (SELECT k FROM dpp_dims WHERE g = 2) d ON f.k = d.k"
+      )
+    ) {
+      val (pruned, plan, read) = run(query, pruning = true)
+      val (whole, _, readWhole) = run(query, pruning = false)
+      assert(pruned == whole, query)
+      assert(pruned.nonEmpty, query)
+      assert(plan.contains("dynamicpruning"), plan)
+      assert(readWhole == 40 && read <= 7, s"$query: $read of $readWhole stripes read")
+    }
+    // Off by default.
+    readFacts(runtimeFilters = false)
+    val query = "SELECT f.k, f.m FROM dpp_facts f JOIN dpp_dims d ON f.k = d.k WHERE d.g = 1"
+    assert(!run(query, pruning = true)._2.contains("dynamicpruning"))
+    // Keys in random order: every stripe spans them all, a runtime filter would skip nothing.
+    spark.range(0, 200000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 7 AS m", "cast(id AS string) AS s")
+      .write.format("fermion").mode("overwrite").option("stripeRows", "5000").save(facts)
+    readFacts(runtimeFilters = true)
+    val (rows, plan, _) = run(query, pruning = true)
+    assert(rows == run(query, pruning = false)._1 && rows.size == 1000)
+    assert(!plan.contains("dynamicpruning"), plan)
   }
 
   test("column pruning and filters") {

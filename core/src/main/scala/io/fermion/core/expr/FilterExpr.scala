@@ -19,7 +19,11 @@ object FilterExpr {
   case object GtEq extends Op
 
   final case class Compare(column: String, op: Op, value: FilterValue) extends FilterExpr
-  final case class In(column: String, values: IndexedSeq[FilterValue]) extends FilterExpr
+  final case class In(column: String, values: IndexedSeq[FilterValue]) extends FilterExpr {
+
+    /** The literals as a set of integers, when all are: built once per filter, not per stripe. */
+    @transient lazy val integers: Option[IntegerSet] = IntegerSet.of(values)
+  }
   final case class StartsWith(column: String, prefix: Array[Byte]) extends FilterExpr
   final case class IsNull(column: String) extends FilterExpr
   final case class IsNotNull(column: String) extends FilterExpr

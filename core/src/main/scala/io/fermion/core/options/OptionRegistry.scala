@@ -231,6 +231,15 @@ object OptionRegistry {
     "compute COUNT, SUM, MIN, MAX and AVG (with GROUP BY columns and WHERE predicates the scan evaluates exactly) in " +
       "the scan's tasks, which return one partial result per group instead of the rows (EXPLAIN: `Aggregates:`)"
   )(bool)
+  val RuntimeFilters: OptionSpec[Boolean] = spec(
+    "runtimeFilters",
+    Read,
+    "`false`",
+    "joins: Spark sends the scan the keys of the other side of a join (dynamic pruning), and stripes and pages " +
+      "holding none of them are skipped. Only for integer, date, timestamp and decimal columns whose stripes each " +
+      "hold a narrow slice of the values (sorted or clustered keys), and for lists of at most 65,536 keys. Off by " +
+      "default: the scan then waits for the other side, which costs more than it saves when few stripes are skipped"
+  )(bool)
   val TakeWholePages: OptionSpec[Boolean] = spec(
     "takeWholePages",
     Read,
@@ -395,6 +404,7 @@ object OptionRegistry {
     DecodeThreads,
     FilterPushdown,
     AggregatePushdown,
+    RuntimeFilters,
     TakeWholePages,
     LocalTakeMaxRows,
     MergeSchema,

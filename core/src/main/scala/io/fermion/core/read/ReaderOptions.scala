@@ -23,6 +23,9 @@ final case class ReaderOptions(
     /** Aggregates a scan can compute are computed by its tasks (an engine's choice: the Spark
       * connector offers them to the core's aggregation). */
     aggregatePushdown: Boolean = true,
+    /** An engine may narrow a scan by the keys of the other side of a join, on columns whose
+      * stripes hold narrow slices of their values (the Spark connector: dynamic pruning). */
+    runtimeFilters: Boolean = false,
     /** Random access reads whole pages (their CRC32 checked) instead of only the requested values
       * of PLAIN pages stored uncompressed. */
     takeWholePages: Boolean = false,
@@ -47,6 +50,7 @@ object ReaderOptions {
       decodeThreads = DecodeThreads.in(options).getOrElse(d.decodeThreads),
       filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown),
       aggregatePushdown = AggregatePushdown.in(options).getOrElse(d.aggregatePushdown),
+      runtimeFilters = RuntimeFilters.in(options).getOrElse(d.runtimeFilters),
       takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages),
       localTakeMaxRows = LocalTakeMaxRows.in(options).getOrElse(d.localTakeMaxRows)
     )

@@ -74,6 +74,17 @@ final class Scan private[scan] (
     TaskPlanner.plan(taskFiles(other.files.filter(f => fragments.contains(f.fragmentId))), sizing)
   }
 
+  /** Of `columns` (flat integer, date, timestamp or decimal columns this scan reads), those whose
+    * stripes each hold a narrow slice of the column's values (sorted or clustered keys), judged by
+    * the stripe statistics of up to 8 of the snapshot's files: a filter by a set of their values
+    * (a join's keys) rules out most stripes. Opens those files' footers and these columns'
+    * metadata with `conf`.
+    * {{{
+    * if (scan.clusteredColumns(Seq("order_id"), conf).nonEmpty) ... // worth filtering by the join's keys
+    * }}} */
+  def clusteredColumns(columns: Seq[String], conf: Configuration): Set[String] =
+    Clustering.clustered(this, columns, conf)
+
   /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
   def fileTasks: IndexedSeq[ScanTask] =
     taskFiles(snapshot.files).map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))

@@ -99,25 +99,44 @@ final class FermionScanBuilder(
       val description = filter.map(f => s" StripeFilter: $f").getOrElse("")
       return new FermionAggregateScan(builder.build(), agg, output, description)
     }
-    val builder = snapshot.scanBuilder()
-      .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
-      .options(readerOptions)
-      .deferListElements()
-    // Rows that do not match may be returned, unless Spark was told the filter is handled.
-    if (!filterHandled) builder.skipDataOnly()
-    filter.foreach(builder.filter)
-    batchSelection.foreach(builder.batchRange)
-    if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
+    def builderWith(runtime: Option[FilterExpr]) = {
+      val builder = snapshot.scanBuilder()
+        .columns(required.fields.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
+        .options(readerOptions)
+        .deferListElements()
+      // Rows that do not match may be returned, unless Spark was told the filter is handled.
+      if (!filterHandled) builder.skipDataOnly()
+      (filter ++ runtime).foreach(builder.filter)
+      batchSelection.foreach(builder.batchRange)
+      if (!wholeFiles) limit.foreach(n => builder.limit(n.toLong))
+      builder
+    }
+    val builder = builderWith(None)
     val fileMetadata = MetadataColumns.fileMetadata(required, tableSchema)
     lookup.foreach { l =>
       return if (l.values.size <= readerOptions.localTakeMaxRows)
         new FermionLocalTakeScan(builder.build(), l, required, fileMetadata)
       else new FermionTakeScan(builder.build(), l, tableSchema, required, fileMetadata)
     }
+    // A join's runtime filter (dynamic pruning) narrows reads of stored columns only: not those of
+    // whole files in row order (a new column written per fragment) nor of metadata columns (row
+    // addresses and ids a row-level change writes back, file metadata).
+    val metadataNames = MetadataColumns.all.map(_.name.toLowerCase(java.util.Locale.ROOT)).toSet
+    val runtimeFiltering = readerOptions.runtimeFilters && readerOptions.filterPushdown && !wholeFiles &&
+      !required.fields.exists(f => metadataNames.contains(f.name.toLowerCase(java.util.Locale.ROOT)))
     val description =
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
         limit.filter(_ => !wholeFiles).map(l => s" Limit: $l").getOrElse("") +
         batchSelection.map(b => s" Batches: $b").getOrElse("")
-    new FermionScan(builder.build(), tableSchema, required, wholeFiles, description, fileMetadata, streamSettings)
+    new FermionScan(
+      builder.build(),
+      tableSchema,
+      required,
+      wholeFiles,
+      description,
+      fileMetadata,
+      streamSettings,
+      if (runtimeFiltering) Some(f => builderWith(Some(f)).build()) else None
+    )
   }
 }

@@ -44,7 +44,7 @@ final private[core] class StripeFilter(
     case Compare(c, op, v) =>
       if (op == Eq && !bloomAllows(c, stripe, Seq(v))) RowRanges.Empty
       else pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.compare(op, v))
-    case In(c, vs) if vs.size > 1024 => pagesWhere(c, stripe, rows)(_.mayHaveValue)
+    case in @ In(c, vs) if vs.size > 1024 => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.mayHaveAnyOf(in))
     case In(c, vs) =>
       val present = vs.filter(v => bloomAllows(c, stripe, Seq(v)))
       pagesWhere(c, stripe, rows)(s => s.mayHaveValue && present.exists(v => s.compare(Eq, v)))
@@ -97,7 +97,9 @@ final private[core] class StripeFilter(
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
     case Compare(c, op, v) =>
       stats(c, stripe).forall(s => s.mayHaveValue && s.compare(op, v)) && (op != Eq || bloomAllows(c, stripe, Seq(v)))
-    case In(c, vs) if vs.size > 1024 => stats(c, stripe).forall(_.mayHaveValue)
+    // A long list (a join's keys) is tested by its range alone: a bloom filter probe per literal
+    // per stripe would cost more than the stripe.
+    case in @ In(c, vs) if vs.size > 1024 => stats(c, stripe).forall(s => s.mayHaveValue && s.mayHaveAnyOf(in))
     case In(c, vs) =>
       // A stripe is kept only if some literal passes both the bounds and the bloom filter.
       val s = stats(c, stripe)
@@ -180,6 +182,14 @@ final private[core] case class ColumnStripeStats(
         case Gt => b.max > x
         case GtEq => b.max >= x
       }
+  }
+
+  /** Whether some non-null value may be one of `in`'s literals, by one search of the integer
+    * literals between the bounds; true for other bounds. */
+  def mayHaveAnyOf(in: FilterExpr.In): Boolean = (bounds, in.integers) match {
+    case (Some(b), Some(set)) if (b.flags & (ValueStats.DoubleBits | ValueStats.PrefixBounds)) == 0 =>
+      set.intersects(b.min, b.max)
+    case _ => true
   }
 
   def startsWith(prefix: Array[Byte]): Boolean = bounds match {
