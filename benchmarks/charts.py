@@ -21,6 +21,8 @@ CHARTS = {
     "scans": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
     "nested": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
     "filters": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
+    "joins": dict(columns=["vs Parquet", "vs Parquet (option off)"], axis="speedup over Parquet (higher is better)",
+                  ref=1.0, legend={"vs Parquet": "Fermion, runtimeFilters on", "vs Parquet (option off)": "Fermion, off"}),
     "wide": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
     "batch": dict(columns=["vs Parquet", "vs Parquet (noop)"], axis="speedup (higher is better)", ref=1.0),
     "take": dict(label_columns=4, columns=["Fermion vs Lance", "Fermion vs Parquet"],

@@ -6,6 +6,7 @@
 #   benchmarks/run.sh scans [--rows N]
 #   benchmarks/run.sh encodings [--rows N] [--lineitem-rows N]
 #   benchmarks/run.sh filters [--rows N]
+#   benchmarks/run.sh joins [--rows N] [--reps N]   star joins on a sorted date key: runtimeFilters on/off vs Parquet (not part of "all")
 #   benchmarks/run.sh take [--rows N] [--blob-rows N] [--small-pages]   (pylance from benchmarks/requirements.txt)
 #   benchmarks/run.sh batch [--rows N]
 #   benchmarks/run.sh analytic [--rows N] [--reps N]   TPC-H-like Q6 and Q1 on lineitem

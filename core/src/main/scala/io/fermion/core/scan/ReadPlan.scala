@@ -41,20 +41,16 @@ final case class ReadPlan(
 
 /** Batches by id: a set of ids, or a range (`min` and `max` inclusive, either open). */
 final case class BatchSelection(ids: Option[Set[Long]], min: Option[Long], max: Option[Long]) {
-  // Sorted, unboxed: every batch of every stripe read is checked against the ids.
-  @transient private lazy val sorted: Array[Long] = ids.map(_.toArray.sorted).orNull
+  // Every batch of every stripe read is checked against the ids.
+  @transient private lazy val set: io.fermion.core.expr.IntegerSet = ids.map(io.fermion.core.expr.IntegerSet(_)).orNull
   private val lo = min.getOrElse(Long.MinValue)
   private val hi = max.getOrElse(Long.MaxValue)
 
-  def contains(id: Long): Boolean =
-    id >= lo && id <= hi && (sorted == null || java.util.Arrays.binarySearch(sorted, id) >= 0)
+  def contains(id: Long): Boolean = id >= lo && id <= hi && (set == null || set.contains(id))
 
-  /** Whether a stripe whose batch ids lie in [lo, hi] may hold one of these batches. */
+  /** Whether a stripe whose batch ids lie in [from, to] may hold one of these batches. */
   def overlaps(from: Long, to: Long): Boolean =
-    to >= lo && from <= hi && (sorted == null || {
-      val i = java.util.Arrays.binarySearch(sorted, from)
-      i >= 0 || (-i - 1 < sorted.length && sorted(-i - 1) <= to)
-    })
+    to >= lo && from <= hi && (set == null || set.intersects(math.max(from, lo), math.min(to, hi)))
 
   def intersect(o: BatchSelection): BatchSelection = BatchSelection(
     (ids, o.ids) match { case (Some(a), Some(b)) => Some(a & b); case (a, b) => a.orElse(b) },
