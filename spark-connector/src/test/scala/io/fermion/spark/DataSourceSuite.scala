@@ -132,7 +132,7 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture
       assert(pruned == whole, query)
       assert(pruned.nonEmpty, query)
       assert(plan.contains("dynamicpruning"), plan)
-      assert(readWhole == 40 && read <= 7, s"$query: $read of $readWhole stripes read")
+      assert(readWhole == 40 && read == 6, s"$query: $read of $readWhole stripes read")
     }
     // Off by default.
     readFacts(runtimeFilters = false)
