@@ -175,3 +175,26 @@ def drop(spark):
     yield names.append
     for n in names:
         spark.sql(f"DROP TABLE IF EXISTS {n}")
+
+
+def batch_scans(df):
+    """The BatchScanExec nodes of `df`'s executed plan, inside adaptive query stages and reused
+    exchanges too (`collectLeaves` stops at an adaptive plan)."""
+    found = []
+
+    def walk(p):
+        cls = p.getClass().getSimpleName()
+        if cls == "BatchScanExec":
+            found.append(p)
+        if cls == "AdaptiveSparkPlanExec":
+            walk(p.executedPlan())
+        elif cls.endswith("QueryStageExec"):
+            walk(p.plan())
+        elif cls == "ReusedExchangeExec":
+            walk(p.child())
+        children = p.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found

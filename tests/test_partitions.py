@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from conftest import error_of, rows_of
+from conftest import batch_scans, error_of, rows_of
 
 
 def sample(spark, start=0, end=40):
@@ -301,3 +301,37 @@ def test_describe_detail_lists_partition_columns(spark, tmp_table):
     detail = spark.sql(f"DESCRIBE DETAIL fermion.`{f}`").collect()[0]
     assert list(detail.partitionColumns) == ["k", "d"]
     assert "partitions" in detail.tableFeatures
+
+
+def test_join_keys_prune_partitions_at_run_time(spark, tmp_table):
+    # Dynamic partition pruning, as Spark's file sources do it on partition columns: the keys of
+    # the filtered side of a join prune the fragments of the other side once that side is built
+    # (Spark plans it only under a likely selective filter on that side: a comparison, not a flag).
+    f, p, d = tmp_table("f"), tmp_table("p"), tmp_table("d")
+    facts = spark.range(0, 2000).selectExpr("id", "CAST(id % 20 AS INT) AS day", "concat('r', id % 3) AS region",
+                                            "id * 0.5D AS amount")
+    facts.write.format("fermion").partitionBy("day", "region").save(f)
+    facts.write.partitionBy("day", "region").parquet(p)
+    spark.range(0, 20).selectExpr("CAST(id AS INT) AS day", "CAST(id % 10 AS INT) AS pick", "concat('r', id % 3) AS region") \
+        .write.format("fermion").save(d)
+    spark.read.format("fermion").load(d).createOrReplaceTempView("dpp_days")
+    spark.read.format("fermion").load(f).createOrReplaceTempView("dpp_fermion")
+    spark.read.parquet(p).createOrReplaceTempView("dpp_parquet")
+    for key in ("day", "region"):
+        query = ("SELECT t.day, t.region, count(*) AS n, sum(t.amount) AS total FROM {t} t JOIN dpp_days s "
+                 f"ON t.{key} = s.{key} WHERE s.pick = 3 GROUP BY t.day, t.region")
+        got = spark.sql(query.format(t="dpp_fermion"))
+        assert rows_of(got) == rows_of(spark.sql(query.format(t="dpp_parquet"))), key
+        assert "dynamicpruning" in explain(got), explain(got)
+        # 60 partitions (20 days x 3 regions) of 2 fragments: days 3 and 13 keep 12 of 120; their
+        # regions r0 and r1, 80.
+        scan = next(n for n in batch_scans(got) if "dpp_days" not in n.toString() and "RuntimeFilters: [dyn" in n.toString())
+        pruned = scan.metrics().apply("fragmentsPrunedByPartition").value()
+        assert pruned == (108 if key == "day" else 40), (key, pruned)
+    spark.conf.set("spark.sql.optimizer.dynamicPartitionPruning.enabled", "false")
+    try:
+        plain = spark.sql("SELECT count(*) FROM dpp_fermion t JOIN dpp_days s ON t.day = s.day WHERE s.pick = 3")
+        assert plain.collect()[0][0] == 200
+        assert "dynamicpruning" not in explain(plain)
+    finally:
+        spark.conf.unset("spark.sql.optimizer.dynamicPartitionPruning.enabled")

@@ -6,7 +6,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pyspark.sql import functions as F
-from conftest import rows_of
+from conftest import batch_scans, rows_of
 
 
 @pytest.fixture(scope="module")
@@ -276,7 +276,7 @@ def test_runtime_filters_skip_stripes_of_sorted_keys_by_the_join_keys(spark, tmp
         plan = got._jdf.queryExecution().executedPlan().toString()
         assert "dynamicpruning" in plan, plan
         # Keys 36,000 to 47,970 of 120,000, in stripes of 4,000 rows: 3 of 30 stripes read.
-        scans = [s for s in _fermion_scans(got) if "facts" in s.scan().description()]
+        scans = [s for s in batch_scans(got) if "facts" in s.scan().description()]
         read = sum(s.metrics().apply("stripesRead").value() for s in scans)
         assert read == 3, read
         plain = spark.sql(query.format(f="rf_facts_plain", d="rf_dims"))
@@ -285,24 +285,3 @@ def test_runtime_filters_skip_stripes_of_sorted_keys_by_the_join_keys(spark, tmp
     finally:
         spark.sql("DROP TABLE IF EXISTS rf_facts")
 
-
-def _fermion_scans(df):
-    """The BatchScanExec nodes of `df`'s last run, inside adaptive query stages too."""
-    found = []
-
-    def walk(p):
-        cls = p.getClass().getSimpleName()
-        if cls == "BatchScanExec":
-            found.append(p)
-        if cls == "AdaptiveSparkPlanExec":
-            walk(p.executedPlan())
-        elif cls.endswith("QueryStageExec"):
-            walk(p.plan())
-        elif cls == "ReusedExchangeExec":
-            walk(p.child())
-        children = p.children()
-        for i in range(children.size()):
-            walk(children.apply(i))
-
-    walk(df._jdf.queryExecution().executedPlan())
-    return found

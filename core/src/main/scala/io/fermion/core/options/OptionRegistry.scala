@@ -235,10 +235,11 @@ object OptionRegistry {
     "runtimeFilters",
     Read,
     "`false`",
-    "joins: Spark sends the scan the keys of the other side of a join (dynamic pruning), and stripes and pages " +
-      "holding none of them are skipped. Only for integer, date, timestamp and decimal columns whose stripes each " +
-      "hold a narrow slice of the values (sorted or clustered keys), and for lists of at most 65,536 keys. Off by " +
-      "default: the scan then waits for the other side, which costs more than it saves when few stripes are skipped"
+    "joins on stored columns: Spark sends the scan the keys of the other side of a join (dynamic pruning), and " +
+      "stripes and pages holding none of them are skipped. Only for integer, date, timestamp and decimal columns " +
+      "whose stripes each hold a narrow slice of the values (sorted or clustered keys), and for lists of at most " +
+      "65,536 keys. Off by default: the scan then waits for the other side, which costs more than it saves when few " +
+      "stripes are skipped. Joins on partition columns prune fragments this way whatever the option"
   )(bool)
   val TakeWholePages: OptionSpec[Boolean] = spec(
     "takeWholePages",

@@ -30,7 +30,10 @@ final class FermionScan(
     /** How a streaming read of this scan follows the dataset. */
     streamSettings: io.fermion.core.scan.StreamSettings = io.fermion.core.scan.StreamSettings(),
     /** The same scan planned again with a runtime filter added, when this scan takes them. */
-    withRuntimeFilter: Option[FilterExpr => CoreScan] = None
+    withRuntimeFilter: Option[FilterExpr => CoreScan] = None,
+    /** Runtime filters are taken on clustered stored columns too (`runtimeFilters`), not only on
+      * partition columns. */
+    clusteredKeys: Boolean = false
 ) extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
   private val snapshot = scan.snapshot
 
@@ -39,21 +42,28 @@ final class FermionScan(
   @volatile private var planned: CoreScan = scan
 
   /** The keys Spark may send the values of, collected from the other side of a join (dynamic
-    * pruning), when this scan takes runtime filters: the flat integer-domain columns read whose
-    * values lie in narrow slices per stripe (sorted or clustered keys), so that the join's keys
-    * rule out stripes. On other columns a runtime filter skips nothing and would only make the
-    * scan wait for the other side (TPC-H sf1 Q8 and Q17, keyed by random part keys: 0.72 -> 1.01 s
-    * and 0.74 -> 0.98 s). Asked by Spark's optimizer once per join it considers. */
+    * pruning), when this scan takes runtime filters: the partition columns read (the join's keys
+    * prune fragments, as Spark's file sources prune partitions), and with [[clusteredKeys]] the
+    * flat integer-domain columns read whose values lie in narrow slices per stripe (sorted or
+    * clustered keys), so that the join's keys rule out stripes. On other columns a runtime filter
+    * skips nothing and would only make the scan wait for the other side (TPC-H sf1 Q8 and Q17,
+    * keyed by random part keys: 0.72 -> 1.01 s and 0.74 -> 0.98 s). Asked by Spark's optimizer
+    * once per join it considers. */
   override def filterAttributes(): Array[NamedReference] = runtimeFilterColumns.map(Expressions.column)
 
   private lazy val runtimeFilterColumns: Array[String] =
     if (withRuntimeFilter.isEmpty) Array.empty
     else {
-      val candidates = readSchema.fields.filter(f => FermionScan.filterable(f.dataType)).map(_.name)
+      val (partition, stored) = readSchema.fields.partition(f => snapshot.partitionIndex(f.name).nonEmpty)
+      val candidates =
+        if (!clusteredKeys) Array.empty[String]
+        else stored.filter(f => FermionScan.filterable(f.dataType)).map(_.name)
       val clustered =
         if (candidates.isEmpty) Set.empty[String]
         else scan.clusteredColumns(candidates.toSeq, io.fermion.spark.FermionTableSchema.hadoopConf())
-      candidates.filter(clustered.contains)
+      partition.filter(f => FermionScan.partitionFilterable(f.dataType)).map(_.name) ++ candidates.filter(
+        clustered.contains
+      )
     }
 
   /** Narrows the scan to the rows whose keys are among the values the other side of a join holds
@@ -190,6 +200,10 @@ private[read] object FermionScan {
     case d: DecimalType => d.precision <= 18
     case _ => false
   }
+
+  /** Types of the partition columns a runtime filter may test: those whose values translate
+    * (a fragment's partition value is compared with each). */
+  def partitionFilterable(t: DataType): Boolean = filterable(t) || t == StringType || t == BooleanType
 
   /** The most values a runtime filter may list (Spark sends the distinct keys of the other side):
     * the list travels with every task. */

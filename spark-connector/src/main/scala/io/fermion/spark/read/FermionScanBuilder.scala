@@ -118,11 +118,11 @@ final class FermionScanBuilder(
         new FermionLocalTakeScan(builder.build(), l, required, fileMetadata)
       else new FermionTakeScan(builder.build(), l, tableSchema, required, fileMetadata)
     }
-    // A join's runtime filter (dynamic pruning) narrows reads of stored columns only: not those of
-    // whole files in row order (a new column written per fragment) nor of metadata columns (row
-    // addresses and ids a row-level change writes back, file metadata).
+    // A join's runtime filter (dynamic pruning) narrows plain reads only: not those of whole files
+    // in row order (a new column written per fragment) nor of metadata columns (row addresses and
+    // ids a row-level change writes back, file metadata).
     val metadataNames = MetadataColumns.all.map(_.name.toLowerCase(java.util.Locale.ROOT)).toSet
-    val runtimeFiltering = readerOptions.runtimeFilters && readerOptions.filterPushdown && !wholeFiles &&
+    val runtimeFiltering = readerOptions.filterPushdown && !wholeFiles &&
       !required.fields.exists(f => metadataNames.contains(f.name.toLowerCase(java.util.Locale.ROOT)))
     val description =
       filter.filter(_ => readerOptions.filterPushdown).map(f => s" StripeFilter: $f").getOrElse("") +
@@ -136,7 +136,8 @@ final class FermionScanBuilder(
       description,
       fileMetadata,
       streamSettings,
-      if (runtimeFiltering) Some(f => builderWith(Some(f)).build()) else None
+      if (runtimeFiltering) Some(f => builderWith(Some(f)).build()) else None,
+      clusteredKeys = readerOptions.runtimeFilters
     )
   }
 }
