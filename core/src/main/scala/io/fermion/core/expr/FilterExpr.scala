@@ -22,7 +22,7 @@ object FilterExpr {
   final case class In(column: String, values: IndexedSeq[FilterValue]) extends FilterExpr {
 
     /** The literals as a set of integers, when all are: built once per filter, not per stripe. */
-    @transient lazy val integers: Option[IntegerSet] = IntegerSet.of(values)
+    @transient private[core] lazy val integers: Option[IntegerSet] = IntegerSet.of(values)
   }
   final case class StartsWith(column: String, prefix: Array[Byte]) extends FilterExpr
   final case class IsNull(column: String) extends FilterExpr

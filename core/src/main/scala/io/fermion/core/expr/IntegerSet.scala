@@ -3,7 +3,7 @@ package io.fermion.core.expr
 /** A set of 64-bit integers tested once per row (an IN list of keys, as a join's runtime filter
   * sends): a bitmap over `[min, max]` when the keys are dense enough that it stays small, else
   * the sorted keys searched by halves. Values outside `[min, max]` are rejected first. */
-final class IntegerSet private (sorted: Array[Long]) {
+final private[core] class IntegerSet private (sorted: Array[Long]) {
   private val min = if (sorted.isEmpty) Long.MaxValue else sorted(0)
   private val max = if (sorted.isEmpty) Long.MinValue else sorted(sorted.length - 1)
 
@@ -41,7 +41,7 @@ final class IntegerSet private (sorted: Array[Long]) {
     else java.util.Arrays.binarySearch(sorted, x) >= 0
 }
 
-object IntegerSet {
+private[core] object IntegerSet {
   private val MaxBitmapBits = 1L << 24
 
   def apply(values: Iterable[Long]): IntegerSet = new IntegerSet(values.toArray.distinct.sorted)
