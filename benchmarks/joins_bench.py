@@ -18,6 +18,21 @@ from harness import machine_line, markdown_table, progress, publish, session, ti
 DAYS = 3650
 
 
+def measure(spark, label, texts, reps, pruned_in):
+    """Checks that every variant of a query (`texts`, by name) answers as "parquet" does, tells
+    whether Spark planned dynamic pruning into the scan of variant `pruned_in`, and times the
+    variants interleaved: (pruned, {name: seconds})."""
+    answers = {v: sorted(tuple(r) for r in spark.sql(t).collect()) for v, t in texts.items()}
+    for v in texts:
+        assert answers[v] == answers["parquet"], (label, v)
+    df = spark.sql(texts[pruned_in])
+    df.collect()
+    pruned = "dynamicpruning" in df._jdf.queryExecution().executedPlan().toString()
+    times = timed_side_by_side({v: (lambda t=t: spark.sql(t).collect()) for v, t in texts.items()}, reps=reps)
+    progress(f"{label}: " + ", ".join(f"{v} {times[v]:.3f}s" for v in texts))
+    return pruned, times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=20_000_000)
@@ -55,14 +70,15 @@ def main():
         months.write.format(fmt).save(mp)
         spark.read.format(fmt).load(mp).createOrReplaceTempView(f"months_{fmt}")
     progress("written")
-    variants = {"fermion+rf": ("fermion", True), "fermion": ("fermion", False), "parquet": ("parquet", False)}
+    # Variant name -> (format, runtimeFilters); views are named <table>_<variant>.
+    variants = {"fermion_rf": ("fermion", True), "fermion": ("fermion", False), "parquet": ("parquet", False)}
     for v, (fmt, rf) in variants.items():
         r = spark.read.format(fmt)
         if rf:
             r = r.option("runtimeFilters", "true")
-        r.load(paths[("sales", fmt)]).createOrReplaceTempView(f"sales_{v.replace('+', '_')}")
-        spark.read.format(fmt).load(paths[("days", fmt)]).createOrReplaceTempView(f"days_{v.replace('+', '_')}")
-        spark.read.format(fmt).load(paths[("stores", fmt)]).createOrReplaceTempView(f"stores_{v.replace('+', '_')}")
+        r.load(paths[("sales", fmt)]).createOrReplaceTempView(f"sales_{v}")
+        spark.read.format(fmt).load(paths[("days", fmt)]).createOrReplaceTempView(f"days_{v}")
+        spark.read.format(fmt).load(paths[("stores", fmt)]).createOrReplaceTempView(f"stores_{v}")
     queries = [
         ("one year (10 % of days)", "SELECT d.month, sum(s.amount), count(*) FROM sales_{v} s JOIN days_{v} d "
          "ON s.day_key = d.day_key WHERE d.year = 2020 GROUP BY d.month"),
@@ -75,18 +91,10 @@ def main():
     ]
     rows = []
     for label, q in queries:
-        texts = {v: q.format(v=v.replace("+", "_")) for v in variants}
-        answers = {v: sorted(tuple(r) for r in spark.sql(t).collect()) for v, t in texts.items()}
-        for v in variants:
-            assert answers[v] == answers["parquet"], (label, v)
-        plan = spark.sql(texts["fermion+rf"])
-        plan.collect()
-        pruned = "dynamicpruning" in plan._jdf.queryExecution().executedPlan().toString()
-        times = timed_side_by_side({v: (lambda t=t: spark.sql(t).collect()) for v, t in texts.items()}, reps=args.reps)
-        progress(f"{label}: " + ", ".join(f"{v} {times[v]:.3f}s" for v in variants))
-        rows.append([label, "yes" if pruned else "no", f"{times['fermion+rf']:.3f}", f"{times['fermion']:.3f}",
-                     f"{times['parquet']:.3f}", f"{times['parquet'] / times['fermion+rf']:.2f}x",
-                     f"{times['parquet'] / times['fermion']:.2f}x", f"{times['fermion'] / times['fermion+rf']:.2f}x"])
+        pruned, times = measure(spark, label, {v: q.format(v=v) for v in variants}, args.reps, "fermion_rf")
+        rows.append([label, "yes" if pruned else "no", f"{times['fermion_rf']:.3f}", f"{times['fermion']:.3f}",
+                     f"{times['parquet']:.3f}", f"{times['parquet'] / times['fermion_rf']:.2f}x",
+                     f"{times['parquet'] / times['fermion']:.2f}x", f"{times['fermion'] / times['fermion_rf']:.2f}x"])
     # Partitioned by month: both formats prune partitions at run time; Fermion's option does not apply.
     part_rows = []
     for label, q in [
@@ -95,14 +103,7 @@ def main():
         ("partitioned by month: one month (0.8 %)", "SELECT s.day_key, sum(s.amount * s.quantity) FROM sales_by_month_{f} s "
          "JOIN months_{f} m ON s.month_key = m.month_key WHERE m.year = 2022 AND m.month = 7 GROUP BY s.day_key"),
     ]:
-        texts = {f: q.format(f=f) for f in ("fermion", "parquet")}
-        got = {f: sorted(tuple(r) for r in spark.sql(t).collect()) for f, t in texts.items()}
-        assert got["fermion"] == got["parquet"], label
-        plan = spark.sql(texts["fermion"])
-        plan.collect()
-        pruned = "dynamicpruning" in plan._jdf.queryExecution().executedPlan().toString()
-        times = timed_side_by_side({f: (lambda t=t: spark.sql(t).collect()) for f, t in texts.items()}, reps=args.reps)
-        progress(f"{label}: " + ", ".join(f"{f} {times[f]:.3f}s" for f in texts))
+        pruned, times = measure(spark, label, {f: q.format(f=f) for f in ("fermion", "parquet")}, args.reps, "fermion")
         part_rows.append([label, "yes" if pruned else "no", f"{times['fermion']:.3f}", f"{times['parquet']:.3f}",
                           f"{times['parquet'] / times['fermion']:.2f}x"])
     text = [f"# Star joins with runtime filters\n\n{n:,} sales rows in 4 files sorted by `day_key` ({per_day:,} rows a day, "

@@ -8,6 +8,9 @@ final private[core] case class ValueStats(flags: Int, min: Long, max: Long) {
   /** Bounds a reader may use: present, and no flag this reader does not know (docs/format.md 7). */
   def usableBounds: Boolean = hasMinMax && (flags & ~ValueStats.KnownFlags) == 0
 
+  /** Bounds that are signed 64-bit integers (neither a double's bits nor byte prefixes). */
+  def integerBounds: Boolean = (flags & (ValueStats.DoubleBits | ValueStats.PrefixBounds)) == 0
+
   /** Bounds covering both: compared as the flags say (doubles, unsigned prefixes or signed longs). */
   def merge(o: ValueStats): ValueStats =
     if (!o.hasMinMax) copy(flags = flags | o.flags)

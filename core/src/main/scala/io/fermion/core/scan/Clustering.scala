@@ -2,7 +2,6 @@ package io.fermion.core.scan
 
 import java.util.Locale
 
-import io.fermion.core.layout.ValueStats
 import io.fermion.core.read.filter.ColumnStripeStats
 import io.fermion.core.schema.{FermionType, TypeWidening}
 import org.apache.hadoop.conf.Configuration
@@ -30,8 +29,10 @@ private[scan] object Clustering {
     val files = probed(scan.snapshot.files)
     if (columns.isEmpty || files.isEmpty) return Set.empty
     val bounds = columns.map(_ => scala.collection.mutable.ArrayBuffer.empty[(Long, Long)])
+    // Only these columns' metadata is read (not every column the scan reads), and no deletion file.
+    val probe = scan.plan.copy(columns = columns, filter = None, filterFieldIds = Map.empty, filterTypes = Map.empty)
     files.foreach { f =>
-      val opened = FragmentFiles.open(f, scan.plan, conf)
+      val opened = FragmentFiles.open(f.copy(deletion = None), probe, conf)
       try columns.indices.foreach { i =>
           val c = columns(i)
           opened.column(c.fieldId, c.name).foreach { case (k, col) =>
@@ -44,8 +45,7 @@ private[scan] object Clustering {
                   s,
                   reader.stripes.rowCount(s)
                 )
-                stats.bounds.filter(b => (b.flags & (ValueStats.DoubleBits | ValueStats.PrefixBounds)) == 0)
-                  .foreach(b => bounds(i) += ((b.min, b.max)))
+                stats.bounds.filter(_.integerBounds).foreach(b => bounds(i) += ((b.min, b.max)))
               }
           }
         }

@@ -187,7 +187,7 @@ final private[core] case class ColumnStripeStats(
   /** Whether some non-null value may be one of `in`'s literals, by one search of the integer
     * literals between the bounds; true for other bounds. */
   def mayHaveAnyOf(in: FilterExpr.In): Boolean = (bounds, in.integers) match {
-    case (Some(b), Some(set)) if (b.flags & (ValueStats.DoubleBits | ValueStats.PrefixBounds)) == 0 =>
+    case (Some(b), Some(set)) if b.integerBounds =>
       set.intersects(b.min, b.max)
     case _ => true
   }
