@@ -285,3 +285,32 @@ def test_runtime_filters_skip_stripes_of_sorted_keys_by_the_join_keys(spark, tmp
     finally:
         spark.sql("DROP TABLE IF EXISTS rf_facts")
 
+
+
+def test_filter_estimate_sizes_a_filtered_join_side_by_its_kept_rows(spark, tmp_table):
+    # Spark plans joins from the scans' sizes and, without column statistics, ignores the filters:
+    # Fermion scales the size by the share of rows the pushed filter keeps on a sample, so a side
+    # that keeps 1 row in 50 is broadcast (the physical plan before adaptive execution shows the
+    # planner's choice). SQL OPTIONS (filterEstimate 'false') keeps the whole read's size.
+    facts, others = tmp_table("est_facts"), tmp_table("est_others")
+    spark.range(0, 200_000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m", "cast(id AS string) AS s") \
+        .write.format("fermion").option("stripeRows", "5000").save(facts)
+    spark.range(0, 200_000, 1, 2).selectExpr("id AS k", "id % 7 AS g").write.format("fermion").save(others)
+    spark.read.format("fermion").load(others).createOrReplaceTempView("fe_others")
+    spark.sql(f"CREATE TEMPORARY VIEW fe_facts USING fermion OPTIONS (path '{facts}')")
+    spark.sql(f"CREATE TEMPORARY VIEW fe_facts_whole USING fermion OPTIONS (path '{facts}', filterEstimate 'false')")
+    query = ("SELECT o.g, count(*) AS n, sum(f.k) AS total FROM {f} f JOIN fe_others o ON f.k = o.k "
+             "WHERE f.m = 3 GROUP BY o.g")
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", str(1 << 20))
+    try:
+        estimated = spark.sql(query.format(f="fe_facts"))
+        whole = spark.sql(query.format(f="fe_facts_whole"))
+        assert rows_of(estimated) == rows_of(whole)
+        assert sum(r["n"] for r in estimated.collect()) == 4000
+        plan = estimated._jdf.queryExecution().sparkPlan().toString()
+        plan_whole = whole._jdf.queryExecution().sparkPlan().toString()
+        assert "BroadcastHashJoin" in plan and "SortMergeJoin" not in plan, plan
+        assert "SortMergeJoin" in plan_whole and "BroadcastHashJoin" not in plan_whole, plan_whole
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)

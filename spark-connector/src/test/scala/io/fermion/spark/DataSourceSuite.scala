@@ -147,6 +147,38 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture
     assert(!plan.contains("dynamicpruning"), plan)
   }
 
+  test("filterEstimate: a join side whose filter keeps few rows is sized by them and broadcast") {
+    val facts = tempPath("fermion-est-facts")
+    val others = tempPath("fermion-est-others")
+    // Keys in scrambled order (statistics rule nothing out): the filter's share comes from the sample.
+    spark.range(0, 200000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m", "cast(id AS string) AS s")
+      .write.format("fermion").option("stripeRows", "5000").save(facts)
+    spark.range(0, 200000, 1, 2).selectExpr("id AS k", "id % 7 AS g").write.format("fermion").save(others)
+    val query =
+      "SELECT o.g, count(*), sum(f.k) FROM est_facts f JOIN est_others o ON f.k = o.k WHERE f.m = 3 GROUP BY o.g"
+    def run(estimate: Boolean): (Seq[Row], String, BigInt) = {
+      spark.read.format("fermion").option("filterEstimate", estimate.toString).load(facts)
+        .createOrReplaceTempView("est_facts")
+      spark.read.format("fermion").load(others).createOrReplaceTempView("est_others")
+      withConf("spark.sql.autoBroadcastJoinThreshold", "1048576") {
+        val df = spark.sql(query)
+        val size = df.queryExecution.optimizedPlan.collectLeaves().collect {
+          case r: org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
+              if r.scan.description().contains("fermion-est-facts") => r.stats.sizeInBytes
+        }.head
+        // The physical plan before adaptive execution: the planner's choice from the estimates.
+        (df.collect().toSeq.sortBy(_.toString), df.queryExecution.sparkPlan.toString, size)
+      }
+    }
+    val (rows, plan, size) = run(estimate = true)
+    val (rowsWhole, planWhole, sizeWhole) = run(estimate = false)
+    assert(rows == rowsWhole && rows.map(_.getLong(1)).sum == 4000)
+    // 200,000 rows, 1 in 50 kept: the estimate falls by about 50 times, under the 1 MiB threshold.
+    assert(sizeWhole > 1048576 && size * 40 < sizeWhole && size * 60 > sizeWhole, s"$size of $sizeWhole")
+    assert(plan.contains("BroadcastHashJoin") && !plan.contains("SortMergeJoin"), plan)
+    assert(planWhole.contains("SortMergeJoin") && !planWhole.contains("BroadcastHashJoin"), planWhole)
+  }
+
   test("column pruning and filters") {
     val f = tempPath("fermion")
     allTypes(5000).write.format("fermion").save(f)

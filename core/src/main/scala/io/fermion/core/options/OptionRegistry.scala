@@ -241,6 +241,15 @@ object OptionRegistry {
       "65,536 keys. Off by default: the scan then waits for the other side, which costs more than it saves when few " +
       "stripes are skipped. Joins on partition columns prune fragments this way whatever the option"
   )(bool)
+  val FilterEstimate: OptionSpec[Boolean] = spec(
+    "filterEstimate",
+    Read,
+    "`true`",
+    "the size the scan reports to Spark's planner counts only the rows its pushed predicates keep, estimated on a " +
+      "sample (statistics, then the first rows of a few stripes of up to 8 files; only the predicates' columns are " +
+      "read), when the whole read would be above `spark.sql.autoBroadcastJoinThreshold`: a filtered side of a join " +
+      "small enough is broadcast"
+  )(bool)
   val TakeWholePages: OptionSpec[Boolean] = spec(
     "takeWholePages",
     Read,
@@ -406,6 +415,7 @@ object OptionRegistry {
     FilterPushdown,
     AggregatePushdown,
     RuntimeFilters,
+    FilterEstimate,
     TakeWholePages,
     LocalTakeMaxRows,
     MergeSchema,

@@ -26,6 +26,9 @@ final case class ReaderOptions(
     /** An engine may narrow a scan by the keys of the other side of a join, on columns whose
       * stripes hold narrow slices of their values (the Spark connector: dynamic pruning). */
     runtimeFilters: Boolean = false,
+    /** An engine may size a filtered scan by the share of rows its filter keeps on a sample
+      * ([[io.fermion.core.scan.Scan.filteredShare]]; the Spark connector: its size estimate). */
+    filterEstimate: Boolean = true,
     /** Random access reads whole pages (their CRC32 checked) instead of only the requested values
       * of PLAIN pages stored uncompressed. */
     takeWholePages: Boolean = false,
@@ -51,6 +54,7 @@ object ReaderOptions {
       filterPushdown = FilterPushdown.in(options).getOrElse(d.filterPushdown),
       aggregatePushdown = AggregatePushdown.in(options).getOrElse(d.aggregatePushdown),
       runtimeFilters = RuntimeFilters.in(options).getOrElse(d.runtimeFilters),
+      filterEstimate = FilterEstimate.in(options).getOrElse(d.filterEstimate),
       takeWholePages = TakeWholePages.in(options).getOrElse(d.takeWholePages),
       localTakeMaxRows = LocalTakeMaxRows.in(options).getOrElse(d.localTakeMaxRows)
     )

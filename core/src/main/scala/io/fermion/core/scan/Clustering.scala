@@ -70,7 +70,11 @@ private[scan] object Clustering {
     !FermionType.isNested(t) && !FermionType.isVariableWidth(t) && t != FermionType.Bool && t != FermionType.Float32 &&
       t != FermionType.Float64
 
-  private def probed(files: IndexedSeq[SnapshotFile]): IndexedSeq[SnapshotFile] =
-    if (files.size <= FilesProbed) files
-    else (0 until FilesProbed).map(i => files((i.toLong * (files.size - 1) / (FilesProbed - 1)).toInt))
+  private def probed(files: IndexedSeq[SnapshotFile]): IndexedSeq[SnapshotFile] = spread(files, FilesProbed)
+
+  /** Up to `n` of `items`, spread evenly over them, first and last included. */
+  def spread[A](items: IndexedSeq[A], n: Int): IndexedSeq[A] =
+    if (items.size <= n) items
+    else if (n <= 1) items.take(n)
+    else (0 until n).map(i => items((i.toLong * (items.size - 1) / (n - 1)).toInt))
 }

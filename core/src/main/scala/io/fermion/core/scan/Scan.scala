@@ -85,6 +85,16 @@ final class Scan private[scan] (
   def clusteredColumns(columns: Seq[String], conf: Configuration): Set[String] =
     Clustering.clustered(this, columns, conf)
 
+  /** An estimate of the share (0 to 1) of this scan's rows that its filter keeps, for sizing the
+    * scan's output before it runs: the filter is tried on the partition values and statistics of
+    * up to 8 of the snapshot's files (spread over it) and on the first 4,096 rows of up to two
+    * stripes of each that the statistics leave in play, reading only the filter's columns with
+    * `conf`. None without a filter.
+    * {{{
+    * val rows = scan.filteredShare(conf).map(s => (s * total).toLong)
+    * }}} */
+  def filteredShare(conf: Configuration): Option[Double] = FilterSelectivity.estimate(this, conf)
+
   /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
   def fileTasks: IndexedSeq[ScanTask] =
     taskFiles(snapshot.files).map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))

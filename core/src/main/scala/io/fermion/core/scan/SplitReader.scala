@@ -168,6 +168,32 @@ final private[scan] class SplitReader private (
       pageSelection: RowRanges
   ): (RowRanges, Map[Int, FieldVector]) = {
     val rows = reader.stripes.rowCount(stripe)
+    val (matching, decoded) = evaluateFilter(stripe, ranges, pageSelection)
+    // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
+    // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
+    // the filter for the rest of the split otherwise.
+    val pays = plan.exactFilter || matching.rowCount.toLong * 16 <= rows ||
+      (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
+    if (!pays) lateMaterialize = false
+    // Decoded on `pageSelection` (or whole), which holds every row kept below.
+    val reused =
+      if (matching.isEmpty) Map.empty[Int, FieldVector]
+      else present.indices.collect {
+        case p if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) =>
+          p -> decoded((present(p)._2, present(p)._3))
+      }.toMap
+    decoded.values.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
+    (if (pays) matching else ranges, reused)
+  }
+
+  /** Decodes the filter's columns of `stripe` (on `pageSelection`, or whole) and evaluates the
+    * filter on the rows of `ranges`: the rows that may match, and the decoded columns by (source
+    * file, column), which the caller closes. */
+  private def evaluateFilter(
+      stripe: Int,
+      ranges: RowRanges,
+      pageSelection: RowRanges
+  ): (RowRanges, scala.collection.Map[(Int, Int), FieldVector]) = {
     val cols = filterColumns.map(c => (c._2, c._3)).distinct
     val decoded = scala.collection.mutable.Map.empty[(Int, Int), FieldVector]
     try cols.groupBy(_._1).foreach { case (k, cs) =>
@@ -192,21 +218,36 @@ final private[scan] class SplitReader private (
         RowFilter.select(filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
       } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
       finally copies.foreach(_.close())
-    // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
-    // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
-    // the filter for the rest of the split otherwise.
-    val pays = plan.exactFilter || matching.rowCount.toLong * 16 <= rows ||
-      (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
-    if (!pays) lateMaterialize = false
-    // Decoded on `pageSelection` (or whole), which holds every row kept below.
-    val reused =
-      if (matching.isEmpty) Map.empty[Int, FieldVector]
-      else present.indices.collect {
-        case p if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) =>
-          p -> decoded((present(p)._2, present(p)._3))
-      }.toMap
-    decoded.values.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
-    (if (pays) matching else ranges, reused)
+    (matching, decoded)
+  }
+
+  /** An estimate of how many of the split's rows the filter keeps, from the first
+    * `rowsPerStripe` rows of up to `stripesSampled` of its stripes (spread over the split) that
+    * its constants and statistics leave in play: (the split's rows, the estimate). Stripes that
+    * statistics rule out count as keeping nothing; a leaf the row filter cannot evaluate keeps
+    * every row, as it does in a read; deleted rows are not counted out. */
+  def sampleMatches(stripesSampled: Int, rowsPerStripe: Int): (Long, Double) = {
+    val total = ownStripes.iterator.map(s => reader.stripes.rowCount(s).toLong).sum
+    if (filter.isEmpty || plan.batches.nonEmpty) return (total, if (ruledOut) 0.0 else total.toDouble)
+    val left = stripes.iterator.map(s => reader.stripes.rowCount(s).toLong).sum
+    if (left == 0) return (total, 0.0)
+    val chosen = Clustering.spread(stripes.toIndexedSeq, stripesSampled)
+    var sampled = 0L
+    var kept = 0L
+    chosen.foreach { stripe =>
+      val window = RowRanges.all(math.min(rowsPerStripe, reader.stripes.rowCount(stripe)))
+      val candidates = stripeFilter.map(_.rowRanges(stripe).intersect(window)).getOrElse(window)
+      sampled += window.rowCount
+      if (!candidates.isEmpty) {
+        if (filterColumns.isEmpty) kept += candidates.rowCount
+        else {
+          val (matching, decoded) = evaluateFilter(stripe, candidates, window)
+          decoded.values.foreach(_.close())
+          kept += matching.rowCount
+        }
+      }
+    }
+    (total, left.toDouble * kept / math.max(1L, sampled))
   }
 
   /** Starts the reads of the scan's columns of `stripe` (all but those already decoded), keeping

@@ -1,0 +1,50 @@
+package io.fermion.core.scan
+
+import io.fermion.core.memory.FermionAllocators
+import org.apache.hadoop.conf.Configuration
+
+/** The share of a scan's rows its filter keeps, estimated before the scan runs so that an engine
+  * can size the scan's output (a join's side small enough to broadcast): the filter is evaluated
+  * on a sample, each sampled file's partition values, stripe statistics and page statistics first,
+  * then the first rows of a few of its stripes. */
+private[scan] object FilterSelectivity {
+
+  /** Files sampled: spread over the snapshot's order, first and last included. */
+  val FilesSampled = 8
+
+  /** Stripes sampled per file, spread over the stripes its statistics leave in play. */
+  val StripesPerFile = 2
+
+  /** Rows sampled at the start of each sampled stripe: one DATA page of each filter column. */
+  val RowsPerStripe = 4096
+
+  /** The estimated share (0 to 1) of the scan's rows that satisfy its filter; None without a filter
+    * or without rows. Opens the sampled files with `conf`. */
+  def estimate(scan: Scan, conf: Configuration): Option[Double] =
+    if (scan.plan.filter.isEmpty) None
+    else {
+      val files = Clustering.spread(scan.snapshot.files, FilesSampled)
+      // Only the filter's columns are read, and no deletion file.
+      val plan = scan.plan.copy(columns = IndexedSeq.empty, limit = None, keepSelection = false)
+      val allocator = FermionAllocators.newRoot()
+      try {
+        var rows = 0L
+        var kept = 0.0
+        files.foreach { f =>
+          val reader =
+            SplitReader.open(
+              FileSplit(f.copy(deletion = None), 0, f.length),
+              plan,
+              conf,
+              allocator,
+              () => Long.MaxValue
+            )
+          try {
+            val (n, k) = reader.sampleMatches(StripesPerFile, RowsPerStripe)
+            rows += n; kept += k
+          } finally reader.close()
+        }
+        if (rows == 0) None else Some(math.min(1.0, kept / rows))
+      } finally allocator.close()
+    }
+}
