@@ -1,6 +1,7 @@
 package io.fermion.core.scan
 
 import io.fermion.core.memory.FermionAllocators
+import io.fermion.core.read.ParallelDecode
 import org.apache.hadoop.conf.Configuration
 
 /** The share of a scan's rows its filter keeps, estimated before the scan runs so that an engine
@@ -27,24 +28,19 @@ private[scan] object FilterSelectivity {
       // Only the filter's columns are read, and no deletion file.
       val plan = scan.plan.copy(columns = IndexedSeq.empty, limit = None, keepSelection = false)
       val allocator = FermionAllocators.newRoot()
-      try {
-        var rows = 0L
-        var kept = 0.0
-        files.foreach { f =>
-          val reader =
-            SplitReader.open(
-              FileSplit(f.copy(deletion = None), 0, f.length),
-              plan,
-              conf,
-              allocator,
-              () => Long.MaxValue
-            )
+      val rows = new Array[Long](files.size)
+      val kept = new Array[Double](files.size)
+      // The files at once: on an object store each costs a few round trips of waiting.
+      try ParallelDecode.runWaiting(files.size) { i =>
+          val f = files(i)
+          val split = FileSplit(f.copy(deletion = None), 0, f.length)
+          val reader = SplitReader.open(split, plan, conf, allocator, () => Long.MaxValue)
           try {
             val (n, k) = reader.sampleMatches(StripesPerFile, RowsPerStripe)
-            rows += n; kept += k
+            rows(i) = n; kept(i) = k
           } finally reader.close()
         }
-        if (rows == 0) None else Some(math.min(1.0, kept / rows))
-      } finally allocator.close()
+      finally allocator.close()
+      if (rows.sum == 0) None else Some(math.min(1.0, kept.sum / rows.sum))
     }
 }
