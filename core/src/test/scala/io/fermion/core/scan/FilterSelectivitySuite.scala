@@ -73,6 +73,47 @@ class FilterSelectivitySuite extends AnyFunSuite {
     assert(math.abs(share(IsNull("k")) - truth(id => k(id).isEmpty)) < 0.005)
   }
 
+  test("partitions: the share among the fragments partition pruning keeps, their values deciding leaves") {
+    val schema = FermionSchema(IndexedSeq(
+      FermionField("id", 1, FermionType.Int64, nullable = false),
+      FermionField("p", 2, FermionType.Int32, nullable = true)
+    ))
+    val spec = IndexedSeq(2)
+    val data = Partitioning.dataSchema(schema, spec)
+    val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-selectivity-p").resolve("t").toUri), conf)
+    // Partition p = f holds ids f * 10,000 until (f + 1) * 10,000, for f = 0 to 3.
+    val fragments = (0 until 4).map { f =>
+      val (rel, path) = ds.newDataFile()
+      val w = FermionFileWriter.create(path, conf, data, WriterOptions(stripeMaxRows = 2500))
+      val ids = (f * 10000L) until ((f + 1) * 10000L)
+      val root =
+        NestedData.root(
+          data.fields.map(ArrowSchemaMapping.toArrowField),
+          ids.map(id => IndexedSeq[Any](id)).toIndexedSeq
+        )
+      try w.write(root)
+      finally { root.close(); w.close() }
+      Fragment(
+        0,
+        ids.size.toLong,
+        IndexedSeq(DataFile(rel, IndexedSeq(1), w.columnBytes)),
+        None,
+        partition = IndexedSeq(Some(int(f)))
+      )
+    }
+    ds.commit(0, Operation.Create(schema, fragments, spec))
+    val s = Snapshot.open(ds.name, conf, ReadAt.Latest)
+    def scan(f: FilterExpr) = s.scanBuilder().select("id").filter(f).build()
+    // p >= 2 prunes two fragments; of the other two, the filter keeps every row.
+    val pruned = scan(Compare("p", GtEq, int(2)))
+    assert(pruned.snapshot.files.size == 2 && pruned.filteredShare(conf).contains(1.0))
+    // Within p = 1 (ids 10,000 to 19,999), ids below 12,500 fill the first of its 4 stripes.
+    assert(scan(And(Compare("p", Eq, int(1)), Compare("id", Lt, int(12500)))).filteredShare(conf).contains(0.25))
+    // p = 1 OR id >= 37,500: all of fragment 1, the last stripe of fragment 3, none of 0 and 2.
+    val either = scan(Or(Compare("p", Eq, int(1)), Compare("id", GtEq, int(37500))))
+    assert(either.filteredShare(conf).contains(12500.0 / 40000))
+  }
+
   test("a filter that matches nothing is 0; one nothing evaluates keeps all; no filter, no estimate") {
     assert(share(Compare("id", Lt, int(0))) == 0.0)
     assert(share(Compare("k", Gt, int(1000))) == 0.0)
