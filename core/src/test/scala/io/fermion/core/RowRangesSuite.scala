@@ -33,4 +33,31 @@ class RowRangesSuite extends AnyFunSuite {
     }
     assert(RowRanges.all(10).covers(10) && !RowRanges.of(Seq(0 -> 5)).covers(10) && RowRanges.all(0).isEmpty)
   }
+
+  test("rows kept as a list answer as their ranges do: counts and rows per window, overlaps, covers (property)") {
+    val rnd = new Random(6)
+    for (_ <- 0 until 2000) {
+      val a = random(rnd)
+      val ranges = RowRanges.of(a)
+      val sorted = set(a).toArray.sorted
+      val listed = RowRanges.ofSortedRows(sorted :+ 1000, sorted.length)
+      assert(listed.isListed && !ranges.isListed)
+      assert(listed.rowCount == ranges.rowCount && listed.isEmpty == ranges.isEmpty)
+      assert(listed.rows.toSeq == ranges.rows.toSeq)
+      for (_ <- 0 until 5) {
+        val from = rnd.nextInt(130)
+        val until = from + rnd.nextInt(40)
+        val expected = (from until until).filter(set(a)).map(_ - from)
+        for (r <- Seq(ranges, listed)) {
+          assert(r.countIn(from, until) == expected.size, s"$a [$from, $until)")
+          assert(r.rowsIn(from, until).toSeq == expected, s"$a [$from, $until)")
+          assert(r.overlaps(from, until) == expected.nonEmpty)
+        }
+      }
+      val n = rnd.nextInt(30)
+      assert(listed.covers(n) == ranges.covers(n), s"$a covers $n")
+    }
+    assert(RowRanges.ofSortedRows(Array(0, 1, 2, 3), 4).covers(4) && !RowRanges.ofSortedRows(Array(0, 2), 2).covers(2))
+    intercept[IllegalArgumentException](RowRanges.ofSortedRows(Array(3, 2), 2))
+  }
 }

@@ -47,6 +47,12 @@ object FilterExpr {
     case Unknown => Set.empty
   }
 
+  /** The conjuncts of nested ANDs, in order. */
+  def conjuncts(e: FilterExpr): Seq[FilterExpr] = e match {
+    case And(l, r) => conjuncts(l) ++ conjuncts(r)
+    case other => Seq(other)
+  }
+
   /** `e` with every column reference replaced by `f(column)`. */
   def mapColumns(e: FilterExpr, f: String => String): FilterExpr = e match {
     case Compare(c, op, v) => Compare(f(c), op, v)

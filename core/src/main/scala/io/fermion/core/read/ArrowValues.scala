@@ -90,6 +90,83 @@ private[read] object ArrowValues {
     putRest(p, groups * 8, n, null, width, stride, address, range, lo, hi)
   }
 
+  /** As [[putPacked]] for only the values at page slots `rows` (ascending, each below `n`), each
+    * written at its slot; the other slots keep whatever they held. A filter's later columns, and
+    * the columns returned, are needed only at the rows the filter's first columns kept: when those
+    * are few, finding each one's bits costs less than unpacking the page. Sets `range` to the range
+    * of the values written. */
+  def putPackedRows(
+      p: PackedValues,
+      n: Int,
+      rows: Array[Int],
+      width: Int,
+      stride: Int,
+      address: Long,
+      range: ValueRange
+  ): Unit = putRows(p, n, rows, null, width, stride, address, range)
+
+  /** As [[putDictionary]] for only the values at page slots `rows`, as [[putPackedRows]]. False when
+    * a code lies outside the dictionary. */
+  def putDictionaryRows(
+      d: DictionaryCodes,
+      n: Int,
+      rows: Array[Int],
+      width: Int,
+      stride: Int,
+      address: Long,
+      range: ValueRange
+  ): Boolean =
+    try { putRows(d.codes, n, rows, d.entries, width, stride, address, range); true }
+    catch { case _: ArrayIndexOutOfBoundsException => false }
+
+  private def putRows(
+      p: PackedValues,
+      n: Int,
+      rows: Array[Int],
+      entries: Array[Long],
+      width: Int,
+      stride: Int,
+      address: Long,
+      range: ValueRange
+  ): Unit = {
+    val bits = p.bits
+    val end = p.offset + BitPacking.packedBytes(n, bits)
+    if (p.offset < 0 || end > p.array.length)
+      throw new IllegalArgumentException(s"$n packed values pass the end of their array")
+    val mask = if (bits >= 64) -1L else (1L << bits) - 1
+    // A value of up to 56 bits lies within the one 8-byte load from its first byte; loads that
+    // would pass the words' end (the last values) and wider values are read by `unpack`.
+    val direct = bits <= 56 && MemoryUtil.LITTLE_ENDIAN
+    val one = new Array[Long](1)
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    var i = 0
+    while (i < rows.length) {
+      val k = rows(i)
+      val bit = k.toLong * bits
+      val at = p.offset + (bit >>> 3).toInt
+      val code =
+        if (direct && at + 8 <= end) (MemoryUtil.getLong(p.array, at) >>> (bit & 7)) & mask
+        else { BitPacking.unpack(p.array, p.offset, 1, bits, 0L, one, firstBit = bit); one(0) }
+      val x = if (entries != null) entries(code.toInt) else code + p.reference
+      val to = address + k.toLong * stride
+      val written =
+        if (stride == 16) { MemoryUtil.putLong(to, x); MemoryUtil.putLong(to + 8, x >> 63); x }
+        else
+          width match {
+            case 1 => val y = x.toByte; MemoryUtil.putByte(to, y); y.toLong
+            case 2 => val y = x.toShort; MemoryUtil.putShort(to, y); y.toLong
+            case 4 => val y = x.toInt; MemoryUtil.putInt(to, y); y.toLong
+            case 8 => MemoryUtil.putLong(to, x); x
+            case other => throw new IllegalArgumentException(s"$other-byte values")
+          }
+      lo = math.min(lo, written); hi = math.max(hi, written)
+      i += 1
+    }
+    range.lo = lo
+    range.hi = hi
+  }
+
   /** Values `from until n` of `p` (each its word plus `p.reference`, or, with `entries`, the entry
     * its word names) in blocks of 1,024 through [[putLongs]]; leaves in `range` their range joined
     * with `[lo, hi]`. A word past `entries` fails the lookup's bounds check (a word of 2^31 or more

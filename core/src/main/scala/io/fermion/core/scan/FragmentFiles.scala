@@ -88,7 +88,7 @@ final private[scan] class FragmentFiles private (
       allocator: BufferAllocator
   ): (FermionType, FieldVector) = {
     val stored = sources(k).field(c)
-    plan.filterTypes.get(name.toLowerCase(Locale.ROOT)).filter(_ != stored.dataType) match {
+    widenedFilterType(name, k, c) match {
       case Some(t) if !TypeWidening.allowed(stored.dataType, t) =>
         throw new InvalidFermionDatasetException(
           plan.root,
@@ -100,6 +100,11 @@ final private[scan] class FragmentFiles private (
       case None => stored.dataType -> v
     }
   }
+
+  /** The type the filter compares column `c` of source `k` (named `name` in the filter) as, when
+    * it is not the type the file stores (the column was widened since). */
+  def widenedFilterType(name: String, k: Int, c: Int): Option[FermionType] =
+    plan.filterTypes.get(name.toLowerCase(Locale.ROOT)).filter(_ != sources(k).field(c).dataType)
 
   /** Where each stored column of the plan is: (output index, source file, column index, projection). */
   val present: IndexedSeq[(Int, Int, Int, ProjectedNode)] = plan.columns.zipWithIndex.flatMap {

@@ -91,7 +91,7 @@ private[scan] object RowSelection {
   /** `validity` (cleared when allocated) set for the kept rows that are not null in `from`. */
   private def copyValidity(from: FieldVector, validity: ArrowBuf, kept: Array[Int]): Unit = {
     val n = kept.length
-    if (from.getNullCount == 0) ColumnDecoder.setAllValid(validity, (n + 7) >>> 3)
+    if (ColumnDecoder.nullCount(from) == 0) ColumnDecoder.setAllValid(validity, (n + 7) >>> 3)
     else {
       var i = 0
       while (i < n) { if (!from.isNull(kept(i))) BitVectorHelper.setBit(validity, i); i += 1 }

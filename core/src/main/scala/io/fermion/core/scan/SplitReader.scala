@@ -158,6 +158,23 @@ final private[scan] class SplitReader private (
     None
   }
 
+  /** The filter's conjuncts in the order they are evaluated, each stage with the filter columns it
+    * decodes first: the conjuncts on one column, column by column in the filter's order, then those
+    * on several columns. Each stage decodes its columns only at the rows the previous stages kept
+    * (see [[evaluateFilter]]). */
+  private val filterStages: IndexedSeq[(FilterExpr, IndexedSeq[(String, Int, Int)])] = filter.toIndexedSeq.flatMap {
+    f =>
+      val parts = FilterExpr.conjuncts(FilterExpr.normalize(f))
+      def key(c: String) = c.toLowerCase(Locale.ROOT)
+      val (single, multi) = parts.partition(p => FilterExpr.columns(p).map(key).size == 1)
+      val byColumn = single.groupBy(p => key(FilterExpr.columns(p).head))
+      val order = single.map(p => key(FilterExpr.columns(p).head)).distinct
+      val stages = order.map(c => byColumn(c).reduce(FilterExpr.And(_, _)) -> Set(c)) ++
+        (if (multi.isEmpty) Nil
+         else Seq(multi.reduce(FilterExpr.And(_, _)) -> multi.flatMap(FilterExpr.columns).map(key).toSet))
+      stages.map { case (e, cs) => e -> filterColumns.filter(fc => cs.contains(key(fc._1))) }.toIndexedSeq
+  }
+
   /** Late materialisation of one stripe: decodes the filter's columns (on `pageSelection`, or
     * whole) and evaluates the filter on the rows of `ranges`. Returns the rows to keep — `ranges`
     * itself when cutting the matches out would not pay — and the decoded columns the scan also
@@ -168,57 +185,72 @@ final private[scan] class SplitReader private (
       pageSelection: RowRanges
   ): (RowRanges, Map[Int, FieldVector]) = {
     val rows = reader.stripes.rowCount(stripe)
-    val (matching, decoded) = evaluateFilter(stripe, ranges, pageSelection)
+    val (matching, decoded, partly) = evaluateFilter(stripe, ranges, pageSelection)
     // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
     // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
     // the filter for the rest of the split otherwise.
     val pays = plan.exactFilter || matching.rowCount.toLong * 16 <= rows ||
       (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
     if (!pays) lateMaterialize = false
-    // Decoded on `pageSelection` (or whole), which holds every row kept below.
+    // Decoded on `pageSelection` (or whole), which holds every row kept below; a column decoded only
+    // at the rows earlier stages kept holds the matches, but not every row of `ranges`.
     val reused =
       if (matching.isEmpty) Map.empty[Int, FieldVector]
       else present.indices.collect {
-        case p if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) =>
+        case p
+            if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) &&
+              (pays || !partly((present(p)._2, present(p)._3))) =>
           p -> decoded((present(p)._2, present(p)._3))
       }.toMap
     decoded.values.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
     (if (pays) matching else ranges, reused)
   }
 
-  /** Decodes the filter's columns of `stripe` (on `pageSelection`, or whole) and evaluates the
-    * filter on the rows of `ranges`: the rows that may match, and the decoded columns by (source
-    * file, column), which the caller closes. */
+  /** Decodes the filter's columns of `stripe` and evaluates the filter on the rows of `ranges`,
+    * stage by stage ([[filterStages]]): the first stage's columns on `pageSelection` (or whole),
+    * each later stage's only at the rows still in play once those are at most half the stripe.
+    * Returns the rows that may match, the decoded columns by (source file, column), which the
+    * caller closes, and those decoded only at some rows (valid at the rows returned). */
   private def evaluateFilter(
       stripe: Int,
       ranges: RowRanges,
       pageSelection: RowRanges
-  ): (RowRanges, scala.collection.Map[(Int, Int), FieldVector]) = {
-    val cols = filterColumns.map(c => (c._2, c._3)).distinct
+  ): (RowRanges, scala.collection.Map[(Int, Int), FieldVector], Set[(Int, Int)]) = {
+    val rows = reader.stripes.rowCount(stripe)
     val decoded = scala.collection.mutable.Map.empty[(Int, Int), FieldVector]
-    try cols.groupBy(_._1).foreach { case (k, cs) =>
-        val vs = sources(k).readStripeProjected(
-          stripe,
-          cs.map { case (_, c) => c -> ProjectedNode.full(sources(k).field(c)) },
-          allocator,
-          pageSelection
-        )
-        cs.zip(vs).foreach { case (key, v) => decoded(key) = v }
-      }
-    catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
+    var partly = Set.empty[(Int, Int)]
     // Values of columns whose type was widened since the file was written: compared widened.
     val copies = scala.collection.mutable.ArrayBuffer.empty[FieldVector]
-    val matching =
-      try {
-        val byName = filterColumns.map { case (n, k, c) =>
-          val (t, v) = files.filterValues(n, k, c, decoded((k, c)), allocator)
-          if (!(v eq decoded((k, c)))) copies += v
-          n.toLowerCase(Locale.ROOT) -> (t, v)
-        }.toMap
-        RowFilter.select(filter.get, n => byName.get(n.toLowerCase(Locale.ROOT)), ranges)
-      } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
-      finally copies.foreach(_.close())
-    (matching, decoded)
+    val byName = scala.collection.mutable.Map.empty[String, (FermionType, FieldVector)]
+    var kept = ranges
+    try {
+      filterStages.foreach { case (expr, cols) =>
+        if (!kept.isEmpty) {
+          val sparse = !(kept eq ranges) && kept.rowCount.toLong * 2 <= rows
+          cols.filterNot { case (_, k, c) => decoded.contains((k, c)) }.groupBy(_._2).foreach { case (k, cs) =>
+            val keys = cs.map(_._3).distinct
+            // A widened copy converts every slot, so a column to widen is decoded whole.
+            val at = if (sparse && cs.forall { case (n, _, c) => files.widenedFilterType(n, k, c).isEmpty }) kept
+            else pageSelection
+            val vs = sources(k).readStripeProjected(
+              stripe,
+              keys.map(c => c -> ProjectedNode.full(sources(k).field(c))),
+              allocator,
+              at
+            )
+            keys.zip(vs).foreach { case (c, v) => decoded((k, c)) = v; if (at eq kept) partly += ((k, c)) }
+          }
+          cols.foreach { case (n, k, c) =>
+            val (t, v) = files.filterValues(n, k, c, decoded((k, c)), allocator)
+            if (!(v eq decoded((k, c)))) copies += v
+            byName(n.toLowerCase(Locale.ROOT)) = (t, v)
+          }
+          kept = RowFilter.select(expr, n => byName.get(n.toLowerCase(Locale.ROOT)), kept)
+        }
+      }
+    } catch { case t: Throwable => decoded.values.foreach(_.close()); throw t }
+    finally copies.foreach(_.close())
+    (kept, decoded, partly)
   }
 
   /** An estimate of how many of the split's rows the filter keeps, from the first
@@ -241,7 +273,7 @@ final private[scan] class SplitReader private (
       if (!candidates.isEmpty) {
         if (filterColumns.isEmpty) kept += candidates.rowCount
         else {
-          val (matching, decoded) = evaluateFilter(stripe, candidates, window)
+          val (matching, decoded, _) = evaluateFilter(stripe, candidates, window)
           decoded.values.foreach(_.close())
           kept += matching.rowCount
         }

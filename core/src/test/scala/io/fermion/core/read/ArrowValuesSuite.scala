@@ -153,6 +153,70 @@ class ArrowValuesSuite extends AnyFunSuite {
     } finally { out.close(); allocator.close() }
   }
 
+  test("putPackedRows and putDictionaryRows write the chosen slots as a whole decode does, and nothing else") {
+    val rnd = new Random(13)
+    val allocator = new RootAllocator()
+    try {
+      for (
+        bits <- (0 to 56) ++ Seq(57, 63, 64); (width, stride) <- Seq((1, 1), (2, 2), (4, 4), (8, 8), (8, 16));
+        n <- Seq(1, 9, 64, 65, 1000 + rnd.nextInt(100)).filter(_ => rnd.nextInt(2) == 0) :+ 4099;
+        dictionary <- Seq(false, true) if !dictionary || bits <= 32
+      ) {
+        val top = if (bits == 64) -1L else (1L << bits) - 1
+        val size = math.min(1L << math.min(bits, 30), 300L).toInt
+        val entries = Array.fill(size)(rnd.nextLong())
+        val codes = Array.fill(n)(if (dictionary) rnd.nextInt(size).toLong else rnd.nextLong() & top)
+        val packed = new GrowableBytes()
+        BitPacking.pack(codes, n, 0L, bits, packed)
+        val at = rnd.nextInt(4)
+        val src = new Array[Byte](at + packed.length)
+        System.arraycopy(packed.array, 0, src, at, packed.length)
+        val reference = rnd.nextLong()
+        val values = if (dictionary) codes.map(c => entries(c.toInt)) else codes.map(_ + reference)
+        // Rows spread over the page, its first and last slot included (their loads reach the words' end).
+        val rows = ((0 until n).filter(_ => rnd.nextInt(5) == 0) ++ Seq(0, n - 1)).distinct.sorted.toArray
+        val clue = s"bits $bits, width $width, stride $stride, n $n, dictionary $dictionary, ${rows.length} rows"
+        val whole = allocator.buffer(n.toLong * stride)
+        val some = allocator.buffer(n.toLong * stride)
+        try {
+          ArrowValues.putLongs(values, n, width, stride, whole.memoryAddress(), new ValueRange)
+          some.setOne(0, n.toLong * stride)
+          val range = new ValueRange
+          if (dictionary) {
+            val d = new DictionaryCodes
+            d.entries = entries; d.codes.array = src; d.codes.offset = at; d.codes.bits = bits
+            assert(ArrowValues.putDictionaryRows(d, n, rows, width, stride, some.memoryAddress(), range), clue)
+          } else {
+            val p = new PackedValues
+            p.array = src; p.offset = at; p.bits = bits; p.reference = reference
+            ArrowValues.putPackedRows(p, n, rows, width, stride, some.memoryAddress(), range)
+          }
+          val chosen = rows.toSet
+          (0 until n).foreach { i =>
+            (0 until stride).foreach { b =>
+              val k = i.toLong * stride + b
+              if (chosen(i)) assert(some.getByte(k) == whole.getByte(k), s"$clue: slot $i byte $b")
+              else assert(some.getByte(k) == -1.toByte, s"$clue: slot $i, not chosen, was written")
+            }
+          }
+          val expected = new ValueRange
+          ArrowValues.putLongs(rows.map(values(_)), rows.length, width, stride, some.memoryAddress(), expected)
+          assert((range.lo, range.hi) == (expected.lo, expected.hi), clue)
+        } finally { whole.close(); some.close() }
+      }
+      // A code past the dictionary, at a chosen slot: refused.
+      val d = new DictionaryCodes
+      val packed = new GrowableBytes()
+      BitPacking.pack(Array(0L, 1L, 2L, 0L), 4, 0L, 2, packed)
+      d.entries = Array(10L, 20L); d.codes.array = packed.array.take(packed.length); d.codes.bits = 2
+      val out = allocator.buffer(4 * 4)
+      try {
+        assert(ArrowValues.putDictionaryRows(d, 4, Array(0, 1, 3), 4, 4, out.memoryAddress(), new ValueRange))
+        assert(!ArrowValues.putDictionaryRows(d, 4, Array(1, 2), 4, 4, out.memoryAddress(), new ValueRange))
+      } finally out.close()
+    } finally allocator.close()
+  }
+
   test("putPacked refuses words that pass the end of their array") {
     val p = new PackedValues
     p.array = new Array[Byte](15); p.offset = 0; p.bits = 8; p.reference = 0L

@@ -1,7 +1,7 @@
 package io.fermion.core.read.filter
 
 import io.fermion.core.expr.{FilterExpr, FilterValue, IntegerSet}
-import io.fermion.core.read.RowRanges
+import io.fermion.core.read.{ColumnDecoder, RowRanges}
 import io.fermion.core.schema.FermionType
 import org.apache.arrow.memory.util.MemoryUtil
 import org.apache.arrow.vector._
@@ -66,8 +66,12 @@ private[core] object RowFilter {
   private object Selection {
     def apply(rows: Array[Int], n: Int): Selection = new Selection(rows, n, null)
 
-    /** Every row of `ranges`, listed only when a test needs them one by one. */
-    def all(ranges: RowRanges): Selection = new Selection(null, ranges.rowCount, ranges)
+    /** Every row of `ranges`, listed only when a test needs them one by one — or at once when the
+      * ranges are short (an earlier filter's scattered matches), which a test reads faster listed. */
+    def all(ranges: RowRanges): Selection = {
+      val n = ranges.rowCount
+      if (ranges.isListed || ranges.size.toLong * 8 > n) Selection(ranges.rows, n) else new Selection(null, n, ranges)
+    }
   }
 
   /** Sorted rows `rows(0 until n)`; when `whole` is set, they are its rows, listed on first use
@@ -182,10 +186,12 @@ private[core] object RowFilter {
   ): Option[(FermionType, FieldVector)] = column(name).filter { case (t, _) => !FermionType.isNested(t) }
 
   /** The rows of `sel` that are null (`nulls`) or not; a column without nulls decides at once. */
-  private def nullsOrNot(v: FieldVector, sel: Selection, nulls: Boolean): Selection =
-    if (v.getNullCount == 0) { if (nulls) Selection(Array.emptyIntArray, 0) else sel }
-    else if (v.getNullCount == v.getValueCount) { if (nulls) sel else Selection(Array.emptyIntArray, 0) }
+  private def nullsOrNot(v: FieldVector, sel: Selection, nulls: Boolean): Selection = {
+    val count = ColumnDecoder.nullCount(v)
+    if (count == 0) { if (nulls) Selection(Array.emptyIntArray, 0) else sel }
+    else if (count == v.getValueCount) { if (nulls) sel else Selection(Array.emptyIntArray, 0) }
     else keep(sel, row => v.isNull(row) == nulls)
+  }
 
   private def keep(sel: Selection, test: Int => Boolean): Selection = {
     val out = new Array[Int](sel.n)
@@ -198,13 +204,7 @@ private[core] object RowFilter {
 
   /** The rows of `sel` whose value is not null and passes `test`. */
   private def keepValid(v: FieldVector, sel: Selection, test: Int => Boolean): Selection =
-    if (v.getNullCount == 0) keep(sel, test) else keep(sel, row => !v.isNull(row) && test(row))
-
-  /** The conjuncts of nested ANDs, in order. */
-  private def conjuncts(e: FilterExpr): Seq[FilterExpr] = e match {
-    case And(l, r) => conjuncts(l) ++ conjuncts(r)
-    case other => Seq(other)
-  }
+    if (ColumnDecoder.nullCount(v) == 0) keep(sel, test) else keep(sel, row => !v.isNull(row) && test(row))
 
   /** The smallest and largest value (in the integer domain) that satisfy `op x` (`op` is not
     * `<>`); lo > hi when none does (`> Long.MaxValue`, `< Long.MinValue`). */
@@ -252,7 +252,7 @@ private[core] object RowFilter {
     case Some(_) if lo > hi => if (inside) Selection(Array.emptyIntArray, 0) else nullsOrNot(v, sel, nulls = false)
     case Some(width) =>
       val data = v.getDataBufferAddress
-      val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+      val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
       val out = new Array[Int](sel.n)
       // lo <= x <= hi as one comparison: x - lo <= hi - lo, unsigned (both sides shifted by
       // Long.MinValue to compare signed), and without nulls the count grows without a branch on
@@ -400,7 +400,7 @@ private[core] object RowFilter {
     * are compared with those. */
   final private class BytesIn(v: BaseVariableWidthVector, literals: Seq[Array[Byte]]) extends RowTest {
     private val raw = new RawBytes(v)
-    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+    private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
     private val longest = literals.map(_.length).max
     private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).toArray)
 
@@ -422,7 +422,7 @@ private[core] object RowFilter {
   final private class FloatCompare(v: FieldVector, op: Op, x: Double) extends RowTest {
     private val single = v.isInstanceOf[Float4Vector]
     private val data = v.getDataBufferAddress
-    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+    private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
 
     protected def matches(r: Int): Boolean =
       (validity == 0L || valid(validity, r)) && {
@@ -438,7 +438,7 @@ private[core] object RowFilter {
     * value is its low 8 bytes). */
   final private class IntegerIn(v: FieldVector, width: Int, set: IntegerSet) extends RowTest {
     private val data = v.getDataBufferAddress
-    private val validity = if (v.getNullCount == 0) 0L else v.getValidityBufferAddress
+    private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
 
     protected def matches(r: Int): Boolean =
       (validity == 0L || valid(validity, r)) && set.contains(width match {
