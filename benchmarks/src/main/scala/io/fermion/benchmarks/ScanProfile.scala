@@ -5,10 +5,10 @@ import io.fermion.core.scan.{ReadAt, ScanTaskReader, Snapshot}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.hadoop.conf.Configuration
 
-/** Times TPC-H Q6's scan of `lineitem` in the core, without Spark: `ScanProfile <lineitem dataset>
-  * <runs> [threads]`. The filter and columns are those Spark pushes for Q6, its tasks read by
-  * `threads` (2) threads at once as Spark's local[2] does; prints each run's time, the rows
-  * returned and the median. */
+/** Times a TPC-H query's scan of `lineitem` in the core, without Spark: `ScanProfile <lineitem
+  * dataset> <runs> [threads] [q6|q20|q3]`. The filter and columns are those Spark pushes for the
+  * query (Q6 by default), its tasks read by `threads` (2) threads at once as Spark's local[2] does;
+  * prints each run's time, the rows returned and the median. */
 object ScanProfile {
   def main(args: Array[String]): Unit = {
     import FilterExpr._
@@ -16,20 +16,32 @@ object ScanProfile {
     val snapshot = Snapshot.open(args(0), conf, ReadAt.Latest)
     val runs = args(1).toInt
     val threads = if (args.length > 2) args(2).toInt else 2
+    val shape = if (args.length > 3) args(3) else "q6"
     val allocator = new RootAllocator()
     def lit(x: Long) = FilterValue.Integral(x)
-    val q6 = Seq[FilterExpr](
+    val shipped1994 = Seq[FilterExpr](
       IsNotNull("l_shipdate"),
-      IsNotNull("l_discount"),
-      IsNotNull("l_quantity"),
       Compare("l_shipdate", GtEq, lit(8766)),
-      Compare("l_shipdate", Lt, lit(9131)),
-      Compare("l_discount", GtEq, lit(5)),
-      Compare("l_discount", LtEq, lit(7)),
-      Compare("l_quantity", Lt, lit(2400))
-    ).reduce(And(_, _))
+      Compare("l_shipdate", Lt, lit(9131))
+    )
+    // TPC-H queries' scans of lineitem: the filter and columns Spark pushes.
+    val (columns, filter) = shape match {
+      case "q6" =>
+        Seq("l_extendedprice", "l_discount") -> (shipped1994 ++ Seq(
+          IsNotNull("l_discount"),
+          IsNotNull("l_quantity"),
+          Compare("l_discount", GtEq, lit(5)),
+          Compare("l_discount", LtEq, lit(7)),
+          Compare("l_quantity", Lt, lit(2400))
+        ))
+      case "q20" => Seq("l_partkey", "l_suppkey", "l_quantity") ->
+          (shipped1994 ++ Seq(IsNotNull("l_partkey"), IsNotNull("l_suppkey")))
+      case "q3" => Seq("l_orderkey", "l_extendedprice", "l_discount", "l_shipdate") ->
+          Seq(IsNotNull("l_shipdate"), Compare("l_shipdate", Gt, lit(9204)), IsNotNull("l_orderkey"))
+      case other => throw new IllegalArgumentException(s"unknown shape $other (q6, q20, q3)")
+    }
     val times = (0 until runs).map { i =>
-      val scan = snapshot.scanBuilder().select("l_extendedprice", "l_discount").filter(q6).build()
+      val scan = snapshot.scanBuilder().select(columns: _*).filter(filter.reduce(And(_, _))).build()
       val start = System.nanoTime()
       // Tasks as Spark runs them: `threads` at once, each taking the next task left.
       val tasks = new java.util.concurrent.ConcurrentLinkedQueue(java.util.Arrays.asList(scan.planTasks(): _*))
