@@ -6,7 +6,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.apache.hadoop.conf.Configuration
 
 /** Times a TPC-H query's scan of `lineitem` in the core, without Spark: `ScanProfile <lineitem
-  * dataset> <runs> [threads] [q6|q20|q3]`. The filter and columns are those Spark pushes for the
+  * dataset> <runs> [threads] [q6|q20|q3|q19]`. The filter and columns are those Spark pushes for the
   * query (Q6 by default), its tasks read by `threads` (2) threads at once as Spark's local[2] does;
   * prints each run's time, the rows returned and the median. */
 object ScanProfile {
@@ -38,7 +38,18 @@ object ScanProfile {
           (shipped1994 ++ Seq(IsNotNull("l_partkey"), IsNotNull("l_suppkey")))
       case "q3" => Seq("l_orderkey", "l_extendedprice", "l_discount", "l_shipdate") ->
           Seq(IsNotNull("l_shipdate"), Compare("l_shipdate", Gt, lit(9204)), IsNotNull("l_orderkey"))
-      case other => throw new IllegalArgumentException(s"unknown shape $other (q6, q20, q3)")
+      case "q19" =>
+        def bytes(s: String) = FilterValue.Bytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+        def between(lo: Long, hi: Long): FilterExpr =
+          And(Compare("l_quantity", GtEq, lit(lo)), Compare("l_quantity", LtEq, lit(hi)))
+        Seq("l_partkey", "l_quantity", "l_extendedprice", "l_discount", "l_shipinstruct", "l_shipmode") -> Seq(
+          IsNotNull("l_shipinstruct"),
+          In("l_shipmode", IndexedSeq(bytes("AIR"), bytes("AIR REG"))),
+          Compare("l_shipinstruct", Eq, bytes("DELIVER IN PERSON")),
+          IsNotNull("l_partkey"),
+          Or(Or(between(100, 1100), between(1000, 2000)), between(2000, 3000))
+        )
+      case other => throw new IllegalArgumentException(s"unknown shape $other (q6, q20, q3, q19)")
     }
     val times = (0 until runs).map { i =>
       val scan = snapshot.scanBuilder().select(columns: _*).filter(filter.reduce(And(_, _))).build()

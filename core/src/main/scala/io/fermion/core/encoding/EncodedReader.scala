@@ -97,10 +97,11 @@ final private[core] class DictionaryCodes {
 /** The values of a dictionary page of variable-width values, not yet concatenated: entry `e`
   * holds `lens(e)` bytes of `dict` from `starts(e)`, value `i` is entry `codes(i)` (all checked
   * by the decoder). Entries of up to 16 bytes, the usual dictionary of short values, are written as
-  * two 8-byte words each, read once per entry: a value's words spill past its end into the next
-  * value's place, which the next value overwrites, so a destination holds [[DictionaryEntries.Spill]]
-  * bytes more than the values. A copy call per value costs several times more for values this
-  * short. */
+  * two 8-byte words each, entries of 17 to 32 bytes as four, read once per entry: a value's words
+  * spill past its end into the next value's place, which the next value overwrites, so a
+  * destination holds [[DictionaryEntries.Spill]] bytes more than the values. A copy call per value
+  * costs several times more for values this short (TPC-H's 17-byte `DELIVER IN PERSON`: a fifth of
+  * Q19's scan went to copying them and checking the copies' offsets). */
 final private[core] class DictionaryEntries {
   private var dict: Array[Byte] = null
   private var starts: Array[Int] = null
@@ -108,6 +109,8 @@ final private[core] class DictionaryEntries {
   private var codes: Array[Long] = null
   private var low: Array[Long] = null
   private var high: Array[Long] = null
+  private var third: Array[Long] = null
+  private var fourth: Array[Long] = null
   private var count = 0
 
   def set(
@@ -122,10 +125,15 @@ final private[core] class DictionaryEntries {
     val d = starts.length
     low = scratch.third(d)
     high = scratch.fourth(d)
+    third = scratch.fifth(d)
+    fourth = scratch.sixth(d)
     var e = 0
     while (e < d) {
       val l = lens(e).toInt
-      if (l <= 16) { low(e) = word(starts(e), l); high(e) = word(starts(e) + 8, l - 8) }
+      if (l <= 32) {
+        low(e) = word(starts(e), l); high(e) = word(starts(e) + 8, l - 8)
+        third(e) = word(starts(e) + 16, l - 16); fourth(e) = word(starts(e) + 24, l - 24)
+      }
       e += 1
     }
   }
@@ -148,7 +156,10 @@ final private[core] class DictionaryEntries {
       val c = codes(i).toInt
       val l = lens(c).toInt
       if (l <= 16) { out.putLong(at, low(c)); out.putLong(at + 8, high(c)) }
-      else System.arraycopy(dict, starts(c), out.array(), at, l)
+      else if (l <= 32) {
+        out.putLong(at, low(c)); out.putLong(at + 8, high(c))
+        out.putLong(at + 16, third(c)); out.putLong(at + 24, fourth(c))
+      } else System.arraycopy(dict, starts(c), out.array(), at, l)
       at += l
       i += 1
     }
@@ -164,7 +175,11 @@ final private[core] class DictionaryEntries {
       val c = codes(i).toInt
       val l = lens(c).toInt
       if (l <= 16) { MemoryUtil.putLong(address + at, low(c)); MemoryUtil.putLong(address + at + 8, high(c)) }
-      else MemoryUtil.copyToMemory(dict, starts(c).toLong, address + at, l.toLong)
+      else if (l <= 32) {
+        val to = address + at
+        MemoryUtil.putLong(to, low(c)); MemoryUtil.putLong(to + 8, high(c))
+        MemoryUtil.putLong(to + 16, third(c)); MemoryUtil.putLong(to + 24, fourth(c))
+      } else MemoryUtil.copyToMemory(dict, starts(c).toLong, address + at, l.toLong)
       at += l
       i += 1
     }
@@ -188,6 +203,10 @@ final private[core] class LongScratch {
   private var d = new Array[Long](0)
   def third(n: Int): Array[Long] = { if (c.length < n) c = new Array[Long](math.max(n, c.length * 2)); c }
   def fourth(n: Int): Array[Long] = { if (d.length < n) d = new Array[Long](math.max(n, d.length * 2)); d }
+  private var e = new Array[Long](0)
+  private var f = new Array[Long](0)
+  def fifth(n: Int): Array[Long] = { if (e.length < n) e = new Array[Long](math.max(n, e.length * 2)); e }
+  def sixth(n: Int): Array[Long] = { if (f.length < n) f = new Array[Long](math.max(n, f.length * 2)); f }
 }
 
 /** An encoded page body that does not decode; callers turn it into InvalidFermionFileException

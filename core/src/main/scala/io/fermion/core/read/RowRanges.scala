@@ -8,7 +8,12 @@ package io.fermion.core.read
   * ranges found only if asked for: a filter's next column and the pages to decode need the rows
   * (as a list, or counted per page), which the list gives without a pass over ranges of one row. */
 final private[core] class RowRanges private (given: Array[Int], listed: Array[Int], listedCount: Int) {
-  private lazy val bounds: Array[Int] = if (given != null) given else RowRanges.boundsOf(listed, listedCount)
+  // Found on first use for listed rows (a plain field, read in the loops over ranges).
+  private var found: Array[Int] = given
+  private def bounds: Array[Int] = {
+    if (found == null) found = RowRanges.boundsOf(listed, listedCount)
+    found
+  }
 
   /** Number of ranges. */
   def size: Int = bounds.length / 2
