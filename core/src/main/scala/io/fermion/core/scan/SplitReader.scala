@@ -196,11 +196,9 @@ final private[scan] class SplitReader private (
     // at the rows earlier stages kept holds the matches, but not every row of `ranges`.
     val reused =
       if (matching.isEmpty) Map.empty[Int, FieldVector]
-      else present.indices.collect {
-        case p
-            if present(p)._4.children.isEmpty && decoded.contains((present(p)._2, present(p)._3)) &&
-              (pays || !partly((present(p)._2, present(p)._3))) =>
-          p -> decoded((present(p)._2, present(p)._3))
+      else present.indices.flatMap { p =>
+        val (_, src, col, node) = present(p)
+        decoded.get((src, col)).filter(_ => node.children.isEmpty && (pays || !partly((src, col)))).map(p -> _)
       }.toMap
     decoded.values.filterNot(v => reused.values.exists(_ eq v)).foreach(_.close())
     (if (pays) matching else ranges, reused)

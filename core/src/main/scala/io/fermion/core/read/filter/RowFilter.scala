@@ -402,7 +402,7 @@ private[core] object RowFilter {
     private val raw = new RawBytes(v)
     private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
     private val longest = literals.map(_.length).max
-    private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).map(new Literal(_)).toArray)
+    private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).toArray)
 
     protected def matches(r: Int): Boolean = {
       val len = raw.length(r)
@@ -410,7 +410,7 @@ private[core] object RowFilter {
         val candidates = byLength(len)
         var k = 0
         var hit = false
-        while (!hit && k < candidates.length) { hit = raw.same(r, candidates(k)); k += 1 }
+        while (!hit && k < candidates.length) { hit = raw.sameBytes(r, candidates(k)); k += 1 }
         hit
       }
     }
@@ -454,37 +454,9 @@ private[core] object RowFilter {
     * reference-count checks per byte, as `ArrowBuf.getByte` makes (string comparisons of TPC-H
     * Q19's filter spent more time in those checks than comparing). Rows are below the vector's
     * value count. */
-  /** A literal's bytes as little-endian words, the last one's bytes past the literal masked off. */
-  final private class Literal(val bytes: Array[Byte]) {
-    val words: Array[Long] = Array.tabulate((bytes.length + 7) / 8) { k =>
-      var x = 0L
-      var j = math.min(8, bytes.length - 8 * k) - 1
-      while (j >= 0) { x = (x << 8) | (bytes(8 * k + j) & 0xffL); j -= 1 }
-      x
-    }
-    val lastMask: Long = if (bytes.length % 8 == 0) -1L else (1L << (8 * (bytes.length % 8))) - 1
-  }
-
   final private class RawBytes(v: BaseVariableWidthVector) {
     private val offsets = v.getOffsetBufferAddress
     private val data = v.getDataBufferAddress
-    private val limit = data + v.getDataBuffer.capacity()
-
-    /** Whether the row's first `lit.bytes.length` bytes (it has that many) are the literal's: a word
-      * at a time, the last one masked (TPC-H Q19's `l_shipmode IN ('AIR', 'AIR REG')` and
-      * `l_shipinstruct = 'DELIVER IN PERSON'` test a quarter of the scan's rows each), where the
-      * words lie within the buffer; else byte by byte. */
-    def same(row: Int, lit: Literal): Boolean = {
-      val at = data + start(row)
-      val w = lit.words
-      if (!MemoryUtil.LITTLE_ENDIAN || at + 8L * w.length > limit) sameBytes(row, lit.bytes)
-      else {
-        val last = w.length - 1
-        var k = 0
-        while (k < last && MemoryUtil.getLong(at + 8L * k) == w(k)) k += 1
-        k == last && (MemoryUtil.getLong(at + 8L * last) & lit.lastMask) == w(last) || last < 0
-      }
-    }
 
     @inline private def start(row: Int): Int = MemoryUtil.getInt(offsets + 4L * row)
     def length(row: Int): Int = MemoryUtil.getInt(offsets + 4L * row + 4) - start(row)
