@@ -2,6 +2,7 @@
 change (differential: pushdown on, pushdown off, Parquet), on random predicates."""
 import functools
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -314,3 +315,41 @@ def test_filter_estimate_sizes_a_filtered_join_side_by_its_kept_rows(spark, tmp_
         assert "SortMergeJoin" in plan_whole and "BroadcastHashJoin" not in plan_whole, plan_whole
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+
+
+def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table):
+    # A filter the scan evaluates exactly and that keeps at most 1 row in 16 (estimated on a sample)
+    # or every row is taken over by the scan: Spark plans no Filter above it and reads neither the
+    # filter-only column. One keeping half the rows is left to Spark (cutting them out would copy
+    # most rows), as is every filter with filterEstimate off, and a LIKE Spark keeps for itself.
+    f, p = tmp_table("exact"), tmp_table("exact_parquet")
+    df = spark.range(0, 40_000, 1, 2).selectExpr(
+        "id", "if(id < 0, null, id % 50) AS rare", "id % 2 AS half", "concat('v', cast(id * 7 % 1000 AS string)) AS s")
+    df.write.format("fermion").option("stripeRows", "5000").save(f)
+    df.write.parquet(p)
+
+    def planned(fmt, where, **options):
+        reader = spark.read.format(fmt)
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        q = reader.load(f if fmt == "fermion" else p).where(where).select("id", "s")
+        rows = rows_of(q)
+        plan = q._jdf.queryExecution().executedPlan().toString()
+        read = list(batch_scans(q)[0].scan().readSchema().fieldNames()) if fmt == "fermion" else None
+        # FilterExec, not the scan's own "StripeFilter:"
+        return rows, re.search(r"\bFilter\b", plan) is not None, read
+
+    cases = [  # predicate, options, Spark keeps a Filter, columns the scan reads
+        ("rare = 3", {}, False, ["id", "s"]),
+        ("rare IN (3, 4) AND s >= 'v5'", {}, False, ["id", "s"]),
+        ("rare IS NOT NULL", {}, False, ["id", "s"]),
+        ("half = 1", {}, True, ["id", "s", "half"]),
+        ("rare = 3", {"filterEstimate": "false"}, True, ["id", "s", "rare"]),
+        ("rare = 3 AND s LIKE '%9%'", {}, True, ["id", "s"]),
+    ]
+    for where, options, filtered, columns in cases:
+        rows, has_filter, read = planned("fermion", where, **options)
+        expected, _, _ = planned("parquet", where)
+        assert rows == expected and len(rows) > 0, where
+        assert has_filter == filtered, (where, options)
+        assert sorted(read) == sorted(columns), (where, read)

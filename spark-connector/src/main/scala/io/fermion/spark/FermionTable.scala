@@ -50,7 +50,10 @@ final class FermionTable(
 
   /** The columns with their comments, metadata and declared CHAR(n) / VARCHAR(n) types (Spark
     * keeps those as strings with the declared type in the field's metadata). */
-  override def columns(): Array[Column] = tableSchema.fields.map { f =>
+  override def columns(): Array[Column] = declaredColumns.clone()
+
+  // Spark asks for the columns several times per query; a 10,000-column table built them anew each time.
+  private lazy val declaredColumns: Array[Column] = tableSchema.fields.map { f =>
     val comment = if (f.metadata.contains("comment")) f.metadata.getString("comment") else null
     val rest = new org.apache.spark.sql.types.MetadataBuilder().withMetadata(f.metadata).remove("comment").build()
     val declared = org.apache.spark.sql.catalyst.util.CharVarcharUtils.getRawType(f.metadata) match {

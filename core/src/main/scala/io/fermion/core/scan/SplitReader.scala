@@ -189,7 +189,7 @@ final private[scan] class SplitReader private (
     // Rows scattered all over the stripe save no page and cost a copy each: keep the matches only
     // when they are rare or come in a few runs (sorted keys, point lookups), and stop evaluating
     // the filter for the rest of the split otherwise.
-    val pays = plan.exactFilter || matching.rowCount.toLong * 16 <= rows ||
+    val pays = plan.exactFilter || matching.rowCount.toLong * Scan.CutMatchesBelow <= rows ||
       (matching.rowCount.toLong * 2 <= rows && matching.size <= 64)
     if (!pays) lateMaterialize = false
     // Decoded on `pageSelection` (or whole), which holds every row kept below; a column decoded only

@@ -73,6 +73,17 @@ class FilterSelectivitySuite extends AnyFunSuite {
     assert(math.abs(share(IsNull("k")) - truth(id => k(id).isEmpty)) < 0.005)
   }
 
+  test("exact filtering pays for filters keeping at most 1 row in 16 or every row, not in between") {
+    def pays(f: FilterExpr) = Scan.exactFilterPays(share(f))
+    assert(pays(Compare("k", Lt, int(5)))) // 5 in 100 of the non-null: 4.9 %
+    assert(pays(Compare("id", GtEq, int(0)))) // every row
+    assert(pays(IsNotNull("id"))) // every row
+    assert(!pays(Compare("k", Lt, int(10)))) // 9.8 %
+    assert(!pays(IsNotNull("k"))) // 98 %: cutting out the nulls would copy the rest
+    assert(!pays(Compare("tag", Eq, FilterValue.Bytes("a".getBytes(StandardCharsets.UTF_8))))) // 30 %
+    assert(Scan.exactFilterPays(1.0 / Scan.CutMatchesBelow) && !Scan.exactFilterPays(1.0 / (Scan.CutMatchesBelow - 1)))
+  }
+
   test("partitions: the share among the fragments partition pruning keeps, their values deciding leaves") {
     val schema = FermionSchema(IndexedSeq(
       FermionField("id", 1, FermionType.Int64, nullable = false),

@@ -33,7 +33,10 @@ final class FermionScan(
     withRuntimeFilter: Option[FilterExpr => CoreScan] = None,
     /** Runtime filters are taken on clustered stored columns too (`runtimeFilters`), not only on
       * partition columns. */
-    clusteredKeys: Boolean = false
+    clusteredKeys: Boolean = false,
+    /** The share of rows the pushed filter keeps, estimated on a sample (at most once per builder:
+      * the builder may have asked already, to decide whether to filter exactly). */
+    filterShare: () => Option[Double] = () => None
 ) extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
   private val snapshot = scan.snapshot
 
@@ -168,7 +171,7 @@ final class FermionScan(
     val threshold = SQLConf.get.autoBroadcastJoinThreshold
     val share =
       if (!scan.plan.options.filterEstimate || threshold <= 0 || bytes <= threshold) 1.0
-      else scan.filteredShare(io.fermion.spark.FermionTableSchema.hadoopConf()).getOrElse(1.0)
+      else filterShare().getOrElse(1.0)
     (math.max(1L, (bytes * share).toLong), rows.map(n => (n * share).toLong))
   }
 

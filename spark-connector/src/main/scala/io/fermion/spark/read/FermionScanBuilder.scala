@@ -12,10 +12,10 @@ import org.apache.spark.sql.types.StructType
 /** Column pruning (nested fields included), predicate pushdown, LIMIT and aggregates, handed to
   * the core scan. Statistics only skip data: every predicate is also returned to Spark to evaluate
   * on the rows read ("pushed" and "post-scan" both, honestly reported), except those that name rows
-  * by `_rowid` or `_rowaddr`, which a take answers exactly — and, when `exactFilters` is set (for
-  * the scan under an aggregate, see [[io.fermion.spark.extensions.PrepareAggregatePushdown]]), the
-  * predicates the core evaluates exactly ([[Snapshot.filtersExactly]]), so that Spark can offer the
-  * aggregate to the scan. Aggregates are answered from file metadata when they can be (COUNT, MIN,
+  * by `_rowid` or `_rowaddr`, which a take answers exactly, and the predicates the core evaluates
+  * exactly ([[Snapshot.filtersExactly]]) when `exactFilters` is set (for the scan under an
+  * aggregate, see [[io.fermion.spark.extensions.PrepareAggregatePushdown]], so that Spark can offer
+  * the aggregate to the scan) or when the filter keeps few rows or all of them ([[exactPays]]). Aggregates are answered from file metadata when they can be (COUNT, MIN,
   * MAX without GROUP BY or filter), else computed by the scan's tasks ([[AggregatePushdown]]). */
 final class FermionScanBuilder(
     snapshot: Snapshot,
@@ -64,13 +64,27 @@ final class FermionScanBuilder(
     // lookup on that column allows: those predicates need no evaluation after the scan.
     lookup match {
       case Some(l) => predicates.filterNot(p => RowLookup.of(p).exists(_.column == l.column))
-      case None if exactFilters && !wholeFiles && batchSelection.isEmpty =>
+      case None if !wholeFiles && batchSelection.isEmpty =>
         val exact = translated.collect { case (p, Some(f)) if snapshot.filtersExactly(f) => p }
-        filterHandled = exact.nonEmpty
-        predicates.filterNot(exact.contains)
+        filterHandled = exact.nonEmpty && (exactFilters || exactPays)
+        if (filterHandled) predicates.filterNot(exact.contains) else predicates
       case None => predicates
     }
   }
+
+  /** The share of rows the pushed filter keeps, estimated once on a sample (`filterEstimate`). */
+  private lazy val filterShare: Option[Double] =
+    if (!readerOptions.filterEstimate || filter.isEmpty) None
+    else {
+      val sample = snapshot.scanBuilder().columns(Nil).options(readerOptions).filter(filter.get).build()
+      sample.filteredShare(io.fermion.spark.FermionTableSchema.hadoopConf())
+    }
+
+  /** Whether the scan takes over the predicates it evaluates exactly although no aggregate asks it
+    * to: when its filter keeps few rows or all of them, which costs the scan nothing more
+    * ([[io.fermion.core.scan.Scan.exactFilterPays]]) and spares Spark its filter and the columns
+    * only that filter reads. */
+  private def exactPays: Boolean = filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays)
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
@@ -91,7 +105,8 @@ final class FermionScanBuilder(
 
   override def build(): Scan = aggregation.getOrElse {
     computed.foreach { case (agg, output) =>
-      val read = tableSchema.fields.filter(f => agg.columns.exists(_.equalsIgnoreCase(f.name)))
+      val wanted = agg.columns.map(_.toLowerCase(java.util.Locale.ROOT))
+      val read = tableSchema.fields.filter(f => wanted.contains(f.name.toLowerCase(java.util.Locale.ROOT)))
       val builder =
         snapshot.scanBuilder().columns(read.toIndexedSeq.flatMap(MetadataColumns.request(_, tableSchema)))
           .options(readerOptions).withSelection()
@@ -137,7 +152,8 @@ final class FermionScanBuilder(
       fileMetadata,
       streamSettings,
       if (runtimeFiltering) Some(f => builderWith(Some(f)).build()) else None,
-      clusteredKeys = readerOptions.runtimeFilters
+      clusteredKeys = readerOptions.runtimeFilters,
+      filterShare = () => filterShare
     )
   }
 }
