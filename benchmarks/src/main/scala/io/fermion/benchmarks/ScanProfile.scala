@@ -42,7 +42,8 @@ object ScanProfile {
         def bytes(s: String) = FilterValue.Bytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8))
         def between(lo: Long, hi: Long): FilterExpr =
           And(Compare("l_quantity", GtEq, lit(lo)), Compare("l_quantity", LtEq, lit(hi)))
-        Seq("l_partkey", "l_quantity", "l_extendedprice", "l_discount", "l_shipinstruct", "l_shipmode") -> Seq(
+        // The scan takes the filter over exactly (it keeps 2 % of the rows): Spark prunes the strings.
+        Seq("l_partkey", "l_quantity", "l_extendedprice", "l_discount") -> Seq(
           IsNotNull("l_shipinstruct"),
           In("l_shipmode", IndexedSeq(bytes("AIR"), bytes("AIR REG"))),
           Compare("l_shipinstruct", Eq, bytes("DELIVER IN PERSON")),
