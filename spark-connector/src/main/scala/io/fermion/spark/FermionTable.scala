@@ -54,6 +54,11 @@ final class FermionTable(
 
   // Spark asks for the columns several times per query; a 10,000-column table built them anew each time.
   private lazy val declaredColumns: Array[Column] = tableSchema.fields.map { f =>
+    if (f.metadata == Metadata.empty) Column.create(f.name, f.dataType, f.nullable, null, null)
+    else declared(f)
+  }
+
+  private def declared(f: org.apache.spark.sql.types.StructField): Column = {
     val comment = if (f.metadata.contains("comment")) f.metadata.getString("comment") else null
     val rest = new org.apache.spark.sql.types.MetadataBuilder().withMetadata(f.metadata).remove("comment").build()
     val declared = org.apache.spark.sql.catalyst.util.CharVarcharUtils.getRawType(f.metadata) match {

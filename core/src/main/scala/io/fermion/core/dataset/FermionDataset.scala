@@ -98,7 +98,9 @@ final class FermionDataset(val root: Path, val conf: Configuration) {
             )
           )
       }
-    val m = ManifestCodec.decode(bytes, name, s"${DatasetLayout.VersionsDir}/${p.getName}")
+    val m = DecodedManifests(p.toString, bytes)(
+      ManifestCodec.decode(bytes, name, s"${DatasetLayout.VersionsDir}/${p.getName}")
+    )
     if (m.version != version) throw new InvalidFermionDatasetException(name, p.getName, s"holds version ${m.version}")
     m
   }
