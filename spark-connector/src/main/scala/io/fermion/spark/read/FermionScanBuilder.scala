@@ -15,8 +15,9 @@ import org.apache.spark.sql.types.StructType
   * by `_rowid` or `_rowaddr`, which a take answers exactly, and the predicates the core evaluates
   * exactly ([[Snapshot.filtersExactly]]) when `exactFilters` is set (for the scan under an
   * aggregate, see [[io.fermion.spark.extensions.PrepareAggregatePushdown]], so that Spark can offer
-  * the aggregate to the scan) or when the filter keeps few rows or all of them ([[exactPays]]). Aggregates are answered from file metadata when they can be (COUNT, MIN,
-  * MAX without GROUP BY or filter), else computed by the scan's tasks ([[AggregatePushdown]]). */
+  * the aggregate to the scan) or when the filter keeps few rows or all of them ([[exactPays]]).
+  * Aggregates are answered from file metadata when they can be (COUNT, MIN, MAX without GROUP BY or
+  * filter), else computed by the scan's tasks ([[AggregatePushdown]]). */
 final class FermionScanBuilder(
     snapshot: Snapshot,
     tableSchema: StructType,
