@@ -95,16 +95,6 @@ final class Scan private[scan] (
     * }}} */
   def filteredShare(conf: Configuration): Option[Double] = FilterSelectivity.estimate(this, conf)
 
-  /** Whether this scan can return exactly the rows its filter keeps at no more cost than leaving
-    * them for an engine to filter again, given the filter's estimated [[filteredShare]] `share`:
-    * when the filter keeps few rows (at most 1 in [[Scan.CutMatchesBelow]]) the reader cuts the
-    * matches out of each stripe anyway, and when it keeps every row it has nothing to cut. Between
-    * the two, an exact scan would copy most rows of its columns to drop the others. The engine then
-    * drops its own filter, and with it the columns only the filter reads.
-    * {{{
-    * val exact = scan.filteredShare(conf).exists(Scan.exactFilterPays)
-    * }}} */
-
   /** One task per data file, in the snapshot's order, each reading its file whole in row order. */
   def fileTasks: IndexedSeq[ScanTask] =
     taskFiles(snapshot.files).map(f => ScanTask(IndexedSeq(FileSplit(f, 0, f.length))))
@@ -180,7 +170,15 @@ object Scan {
     * stripe's columns (which then decode only those rows), whatever else the scan decided. */
   val CutMatchesBelow = 16
 
-  /** See [[Scan.filteredShare]]: a filter keeping few or all of the rows is as cheap exact. */
+  /** Whether a scan can return exactly the rows its filter keeps at no more cost than leaving them
+    * for an engine to filter again, given the filter's estimated [[Scan.filteredShare]] `share`:
+    * when the filter keeps few rows (at most 1 in [[CutMatchesBelow]]) the reader cuts the matches
+    * out of each stripe anyway, and when it keeps every row it has nothing to cut. Between the two,
+    * an exact scan would copy most rows of its columns to drop the others. The engine then drops its
+    * own filter, and with it the columns only the filter reads.
+    * {{{
+    * val exact = scan.filteredShare(conf).exists(Scan.exactFilterPays)
+    * }}} */
   def exactFilterPays(share: Double): Boolean = share * CutMatchesBelow <= 1.0 || share >= 1.0
 
   /** `keys` packed as little-endian int64s (how callers without cheap JVM arrays, such as Python,

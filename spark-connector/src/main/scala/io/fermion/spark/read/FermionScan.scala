@@ -36,7 +36,7 @@ final class FermionScan(
     clusteredKeys: Boolean = false,
     /** The share of rows the pushed filter keeps, estimated on a sample (at most once per builder:
       * the builder may have asked already, to decide whether to filter exactly). */
-    filterShare: () => Option[Double] = () => None
+    filterShare: () => Option[Double]
 ) extends Scan with Batch with SupportsReportStatistics with SupportsRuntimeV2Filtering {
   private val snapshot = scan.snapshot
 
