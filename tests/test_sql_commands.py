@@ -92,6 +92,13 @@ def test_sql_on_paths(spark, tmp_table):
         ["project", "delete", "append", "create"]
     assert spark.sql(f"SELECT count(*) FROM fermion.`{path}` VERSION AS OF 2").collect()[0][0] == 3
     assert spark.sql(f"DESCRIBE DETAIL fermion.`{path}`").collect()[0].type == "PATH"
+    # Commands after comments; a statement Fermion's parser cannot tokenize (unterminated quote or
+    # comment) is Spark's to reject, with Spark's parse error
+    assert spark.sql(f"/* audit */ -- note\n desc history fermion.`{path}` limit 1").collect()[0].operation == "project"
+    from pyspark.errors import ParseException
+    for bad in (f"DESCRIBE HISTORY fermion.`{path}", "SELECT 'open", "SELECT 1 /* open"):
+        with pytest.raises(ParseException):
+            spark.sql(bad)
     spark.sql(f"CREATE OR REPLACE TABLE fermion.`{path}` USING fermion AS SELECT 9 AS z")
     assert [tuple(r) for r in spark.read.format("fermion").load(path).collect()] == [(9,)]
     assert not any(path in t.name for t in spark.catalog.listTables()), "no catalog entry is made"

@@ -27,7 +27,8 @@ object SerializableHadoopConf {
     * (deserialising a Configuration costs milliseconds; as Spark's file sources do). A scan or write
     * whose configuration has the same entries as the last one broadcast, in the same SparkContext,
     * reuses that broadcast: serialising and compressing a Configuration cost each query about 6 ms
-    * of the driver's time (TPC-H Q6 at sf1), more than comparing its entries. */
+    * of the driver's time (TPC-H Q6 at sf1), more than comparing its entries. What is broadcast is a
+    * copy, so that the session's configuration changing later cannot change what tasks read. */
   def broadcast(conf: SerializableHadoopConf = new SerializableHadoopConf(FermionTableSchema.hadoopConf()))
       : Broadcast[SerializableHadoopConf] = {
     val sc = org.apache.spark.sql.SparkSession.active.sparkContext
@@ -36,7 +37,7 @@ object SerializableHadoopConf {
       last match {
         case (context, seen, b) if (context eq sc) && !sc.isStopped && seen == entries => b
         case _ =>
-          val b = sc.broadcast(conf)
+          val b = sc.broadcast(new SerializableHadoopConf(new Configuration(conf.value)))
           last = (sc, entries, b)
           b
       }
