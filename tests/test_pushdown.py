@@ -321,7 +321,8 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
     # A filter the scan evaluates exactly and that keeps at most 1 row in 16 (estimated on a sample)
     # or every row is taken over by the scan: Spark plans no Filter above it and reads neither the
     # filter-only column. One keeping half the rows is left to Spark (cutting them out would copy
-    # most rows), as is every filter with filterEstimate off, and a LIKE Spark keeps for itself.
+    # most rows), as is every filter with filterEstimate off, and a LIKE with inner wildcards,
+    # which Spark keeps for itself.
     f, p = tmp_table("exact"), tmp_table("exact_parquet")
     df = spark.range(0, 40_000, 1, 2).selectExpr(
         "id", "if(id < 0, null, id % 50) AS rare", "id % 2 AS half", "concat('v', cast(id * 7 % 1000 AS string)) AS s")
@@ -345,7 +346,9 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         ("rare IS NOT NULL", {}, False, ["id", "s"]),
         ("half = 1", {}, True, ["id", "s", "half"]),
         ("rare = 3", {"filterEstimate": "false"}, True, ["id", "s", "rare"]),
-        ("rare = 3 AND s LIKE '%9%'", {}, True, ["id", "s"]),
+        ("rare = 3 AND s LIKE '%9%1%'", {}, True, ["id", "s"]),  # Spark's own LIKE
+        ("rare = 3 AND s LIKE '%9%'", {}, False, ["id", "s"]),  # CONTAINS
+        ("s LIKE '%99'", {}, False, ["id", "s"]),  # ENDS_WITH, 1 % kept
     ]
     for where, options, filtered, columns in cases:
         rows, has_filter, read = planned("fermion", where, **options)
@@ -353,3 +356,31 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         assert rows == expected and len(rows) > 0, where
         assert has_filter == filtered, (where, options)
         assert sorted(read) == sorted(columns), (where, read)
+
+
+def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):
+    # LIKE '%x', LIKE '%x%' and endswith/contains reach the scan as ENDS_WITH and CONTAINS: rows equal
+    # Parquet's for multi-byte characters, escaped wildcards, the empty pattern, nulls and NOT
+    # (which stays Spark's), and the scan skips stripes of nulls only.
+    f, p = tmp_table("matches"), tmp_table("matches_parquet")
+    words = ["abc", "xyzabc", "ABC", "", "straße", "日本語テキスト", "abc%def", "a_b", "ab", "テキスト日本"]
+    df = spark.createDataFrame(
+        [(i, None if i % 11 == 0 else words[i % len(words)] + ("" if i % 3 else str(i % 7))) for i in range(3000)],
+        "id INT, s STRING")
+    df = df.union(spark.createDataFrame([(3000 + i, None) for i in range(1000)], "id INT, s STRING"))
+    df.coalesce(1).write.format("fermion").option("stripeRows", "1000").save(f)
+    df.write.parquet(p)
+    cases = ["s LIKE '%abc'", "s LIKE '%abc%'", "s LIKE '%ß%'", "s LIKE '%テキスト'", "s LIKE '%日本%'",
+             "s LIKE '%\\%%'", "s LIKE '%\\_b'", "endswith(s, 'c3')", "contains(s, '')", "contains(s, 'zz')",
+             "NOT (s LIKE '%abc%')", "s LIKE '%abc' OR s IS NULL", "s LIKE '%b%' AND id < 100"]
+    for where in cases:
+        got = rows_of(spark.read.format("fermion").load(f).where(where))
+        expected = rows_of(spark.read.parquet(p).where(where))
+        assert got == expected, where
+    assert len(rows_of(spark.read.parquet(p).where("s LIKE '%テキスト'"))) > 0
+    # The pattern is pushed (shown by its text), and the last stripe (nulls only) is skipped.
+    q = spark.read.format("fermion").load(f).where("s LIKE '%abc'")
+    assert "EndsWith(s,abc)" in q._jdf.queryExecution().executedPlan().toString()
+    q.collect()
+    skipped, read, _ = scan_metrics(q)
+    assert (skipped, read) == (1, 3)

@@ -156,6 +156,18 @@ class PartitionSuite extends AnyFunSuite {
     assert(bind(And(cmp("p", Eq, 2), cmp("x", Eq, 1)), lookup).contains(cmp("x", Eq, 1)))
     assert(bind(Or(cmp("p", Eq, 2), cmp("x", Eq, 1)), lookup).isEmpty)
     assert(!isExact(And(cmp("p", Eq, 2), Unknown), _ => true))
+    val named: String => Column = {
+      case "r" => Constant(str("europe"))
+      case "n" => Constant(None)
+      case _ => Varies
+    }
+    assert(isTrue(EndsWith("r", "ope".getBytes), named).contains(true))
+    assert(isTrue(EndsWith("r", "eur".getBytes), named).contains(false))
+    assert(isTrue(Contains("r", "uro".getBytes), named).contains(true))
+    assert(isTrue(Contains("r", "pe!".getBytes), named).contains(false))
+    assert(isTrue(Contains("r", Array.emptyByteArray), named).contains(true))
+    assert(outcomes(Contains("n", "a".getBytes), named) == Null)
+    assert(outcomes(EndsWith("x", "a".getBytes), named) == Any)
   }
 
   test("replacing partitions: only the selected ones, written rows must fall inside, conflicts") {
@@ -213,6 +225,25 @@ class PartitionSuite extends AnyFunSuite {
     ).get.operation.asInstanceOf[Operation.ReplacePartitions]
     assert(txn.fragments.map(_.partition) == IndexedSeq(replacement.partition))
     assert(txn.covers(IndexedSeq(int(1), None)) && !txn.covers(IndexedSeq(int(1), str("eu"))))
+    // String matches (`LIKE '%su'`, `LIKE '%ur%'` on column 3) travel as filter nodes 9 and 10.
+    val like = TransactionCodec.decode(
+      TransactionCodec.encode(Transaction(
+        read,
+        "u",
+        Operation.ReplacePartitions(
+          schema,
+          spec,
+          FilterExpr.Or(FilterExpr.EndsWith("3", "su".getBytes), FilterExpr.Contains("3", "ur".getBytes)),
+          Set.empty,
+          IndexedSeq.empty,
+          "d"
+        )
+      )),
+      "t",
+      "x"
+    ).get.operation.asInstanceOf[Operation.ReplacePartitions]
+    assert(like.covers(IndexedSeq(int(1), str("eur"))) && like.covers(IndexedSeq(int(1), str("asu"))))
+    assert(!like.covers(IndexedSeq(int(1), str("us"))) && !like.covers(IndexedSeq(int(1), None)))
   }
 
   test("compaction merges fragments within their partition only") {

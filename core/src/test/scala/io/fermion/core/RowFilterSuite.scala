@@ -151,10 +151,14 @@ class RowFilterSuite extends AnyFunSuite {
     case Compare(_, op, FilterValue.Bytes(y)) => x.exists(v => satisfies(op, compareUnsigned(v, y)))
     case In(_, ys) => x.exists(v => ys.exists { case FilterValue.Bytes(y) => y.sameElements(v); case _ => false })
     case StartsWith(_, p) => x.exists(v => v.length >= p.length && v.take(p.length).sameElements(p))
+    case EndsWith(_, p) => x.exists(v => v.length >= p.length && v.takeRight(p.length).sameElements(p))
+    case Contains(_, p) => x.exists(v => v.indices.inclusive.exists(i => v.slice(i, i + p.length).sameElements(p)))
     case other => throw new IllegalArgumentException(other.toString)
   }
 
-  test("string and binary comparisons, IN and prefixes select exactly the matching rows (property)") {
+  test(
+    "string and binary comparisons, IN, prefixes, suffixes and infixes select exactly the matching rows (property)"
+  ) {
     val rnd = new Random(23)
     // Shared prefixes, equal lengths, the empty string and bytes above 0x7f (compared unsigned).
     val pool: IndexedSeq[Array[Byte]] = (IndexedSeq("", "A", "AIR", "AIR REG", "REG AIR", "AIRX", "AIR RE", "MAIL", "B")
@@ -175,10 +179,17 @@ class RowFilterSuite extends AnyFunSuite {
         def literal: Array[Byte] =
           if (rnd.nextInt(4) == 0) Array.fill(rnd.nextInt(8))((rnd.nextInt(256) - 128).toByte)
           else pool(rnd.nextInt(pool.size))
-        def leaf: FilterExpr = rnd.nextInt(6) match {
+        // a slice of a pool value: found at its start, its end, inside, or nowhere
+        def slice: Array[Byte] = {
+          val b = pool(rnd.nextInt(pool.size)); val from = rnd.nextInt(b.length + 1)
+          b.slice(from, from + rnd.nextInt(b.length - from + 1))
+        }
+        def leaf: FilterExpr = rnd.nextInt(8) match {
           case 0 => IsNull("c")
           case 1 => In("c", IndexedSeq.fill(1 + rnd.nextInt(6))(FilterValue.Bytes(literal)))
           case 2 => StartsWith("c", literal)
+          case 3 => EndsWith("c", if (rnd.nextBoolean()) slice else literal)
+          case 4 => Contains("c", if (rnd.nextBoolean()) slice else literal)
           case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Bytes(literal))
         }
         for (_ <- 0 until 30) {
@@ -246,5 +257,15 @@ class RowFilterSuite extends AnyFunSuite {
         }
       } finally v.close()
     }
+  }
+
+  test("string matches are equal, hash and print by their pattern's content") {
+    val a = And(EndsWith("c", "BRASS".getBytes("UTF-8")), Contains("c", "grün".getBytes("UTF-8")))
+    val b = And(EndsWith("c", "BRASS".getBytes("UTF-8")), Contains("c", "grün".getBytes("UTF-8")))
+    assert(a == b && a.hashCode == b.hashCode)
+    assert(a.toString == "And(EndsWith(c,BRASS),Contains(c,grün))")
+    assert(StartsWith("c", "ab".getBytes) != EndsWith("c", "ab".getBytes))
+    assert(EndsWith("c", "ab".getBytes) != EndsWith("d", "ab".getBytes))
+    assert(Contains("c", "ab".getBytes) != Contains("c", "abc".getBytes))
   }
 }

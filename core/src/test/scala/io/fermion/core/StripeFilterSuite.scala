@@ -54,6 +54,10 @@ class StripeFilterSuite extends AnyFunSuite {
       }
     case StartsWith(c, p) =>
       Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).startsWith(p))
+    case EndsWith(c, p) =>
+      Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).endsWith(p))
+    case Contains(c, p) =>
+      Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).containsSlice(p))
     case Unknown => None
   }
 
@@ -91,7 +95,16 @@ class StripeFilterSuite extends AnyFunSuite {
           "k",
           IndexedSeq.fill(1025 + rnd.nextInt(1500))(FilterValue.Integral(from + rnd.nextInt(1 + rnd.nextInt(3000))))
         )
-      case 4 => StartsWith("s", f"key-${rnd.nextInt(12000)}%06d".take(rnd.nextInt(11)).getBytes)
+      case 4 =>
+        // a prefix, suffix or slice of some key (or of none: keys stop at 11999), possibly empty
+        val key = f"key-${rnd.nextInt(12000)}%06d"
+        val from = rnd.nextInt(key.length + 1)
+        val slice = key.substring(from, from + rnd.nextInt(key.length - from + 1)).getBytes
+        rnd.nextInt(3) match {
+          case 0 => StartsWith("s", key.take(rnd.nextInt(11)).getBytes)
+          case 1 => EndsWith("s", key.takeRight(rnd.nextInt(11)).getBytes)
+          case _ => Contains("s", slice)
+        }
       case 5 => IsNull(Seq("k", "d", "s")(rnd.nextInt(3)))
       case 6 => IsNotNull(Seq("k", "d", "s")(rnd.nextInt(3)))
       case 7 => Compare("missing", Eq, FilterValue.Integral(1))

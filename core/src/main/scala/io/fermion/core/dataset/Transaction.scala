@@ -372,6 +372,8 @@ private[core] object TransactionCodec {
       case Or(l, r) => w.u8(6); writeFilter(w, l); writeFilter(w, r)
       case Not(c) => w.u8(7); writeFilter(w, c)
       case StartsWith(c, p) => w.u8(8).u32(id(c)).bytes(p)
+      case EndsWith(c, p) => w.u8(9).u32(id(c)).bytes(p)
+      case Contains(c, p) => w.u8(10).u32(id(c)).bytes(p)
       case Unknown => throw new IllegalArgumentException("a partition filter cannot hold an unknown part")
     }
   }
@@ -400,6 +402,8 @@ private[core] object TransactionCodec {
       case 6 => val l = readFilter(r, depth + 1); Or(l, readFilter(r, depth + 1))
       case 7 => Not(readFilter(r, depth + 1))
       case 8 => val c = r.u32("filter field id").toString; StartsWith(c, r.bytes("prefix"))
+      case 9 => val c = r.u32("filter field id").toString; EndsWith(c, r.bytes("suffix"))
+      case 10 => val c = r.u32("filter field id").toString; Contains(c, r.bytes("infix"))
       case k => r.check(false, s"unknown filter node $k"); Unknown
     }
   }

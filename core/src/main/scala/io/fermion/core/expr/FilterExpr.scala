@@ -6,7 +6,7 @@ package io.fermion.core.expr
   * column's own domain, see [[FilterValue]].
   *
   * Semantics follow SQL: a comparison with a null value is not true, so null rows never match a
-  * comparison, IN or STARTS WITH. */
+  * comparison, IN or a string match. */
 sealed trait FilterExpr extends Serializable
 
 object FilterExpr {
@@ -24,7 +24,32 @@ object FilterExpr {
     /** The literals as a set of integers, when all are: built once per filter, not per stripe. */
     @transient private[core] lazy val integers: Option[IntegerSet] = IntegerSet.of(values)
   }
-  final case class StartsWith(column: String, prefix: Array[Byte]) extends FilterExpr
+
+  /** A test of a value's bytes against `pattern`, compared, hashed and shown by content: two
+    * scans with the same filter are then equal (Spark reuses an exchange between them), and EXPLAIN
+    * shows the pattern's text. */
+  sealed trait BytesMatch extends FilterExpr with Product {
+    def column: String
+    def pattern: Array[Byte]
+    override def equals(o: Any): Boolean = o match {
+      case m: BytesMatch => m.productPrefix == productPrefix && m.column == column &&
+        java.util.Arrays.equals(m.pattern, pattern)
+      case _ => false
+    }
+    override def hashCode: Int = (productPrefix, column, java.util.Arrays.hashCode(pattern)).hashCode
+    override def toString: String =
+      s"$productPrefix($column,${new String(pattern, java.nio.charset.StandardCharsets.UTF_8)})"
+  }
+
+  /** The value's bytes start with `prefix` (SQL's `LIKE 'prefix%'`). */
+  final case class StartsWith(column: String, prefix: Array[Byte]) extends BytesMatch { def pattern = prefix }
+
+  /** The value's bytes end with `suffix` (SQL's `LIKE '%suffix'`). */
+  final case class EndsWith(column: String, suffix: Array[Byte]) extends BytesMatch { def pattern = suffix }
+
+  /** The value's bytes contain `infix` (SQL's `LIKE '%infix%'`). On UTF-8 strings matching bytes is
+    * matching characters: no character's encoding starts inside another's. */
+  final case class Contains(column: String, infix: Array[Byte]) extends BytesMatch { def pattern = infix }
   final case class IsNull(column: String) extends FilterExpr
   final case class IsNotNull(column: String) extends FilterExpr
   final case class And(left: FilterExpr, right: FilterExpr) extends FilterExpr
@@ -39,6 +64,8 @@ object FilterExpr {
     case Compare(c, _, _) => Set(c)
     case In(c, _) => Set(c)
     case StartsWith(c, _) => Set(c)
+    case EndsWith(c, _) => Set(c)
+    case Contains(c, _) => Set(c)
     case IsNull(c) => Set(c)
     case IsNotNull(c) => Set(c)
     case And(l, r) => columns(l) ++ columns(r)
@@ -58,6 +85,8 @@ object FilterExpr {
     case Compare(c, op, v) => Compare(f(c), op, v)
     case In(c, vs) => In(f(c), vs)
     case StartsWith(c, p) => StartsWith(f(c), p)
+    case EndsWith(c, p) => EndsWith(f(c), p)
+    case Contains(c, p) => Contains(f(c), p)
     case IsNull(c) => IsNull(f(c))
     case IsNotNull(c) => IsNotNull(f(c))
     case And(l, r) => And(mapColumns(l, f), mapColumns(r, f))
@@ -73,6 +102,23 @@ object FilterExpr {
     case And(l, r) => And(normalize(l), normalize(r))
     case Or(l, r) => Or(normalize(l), normalize(r))
     case other => other
+  }
+
+  /** Whether `value` (`from` until `until`) has `pattern` at its start, its end, or anywhere:
+    * the byte tests of [[StartsWith]], [[EndsWith]] and [[Contains]], for values held in arrays. */
+  def startsWith(value: Array[Byte], pattern: Array[Byte]): Boolean =
+    value.length >= pattern.length && java.util.Arrays.equals(value, 0, pattern.length, pattern, 0, pattern.length)
+  def endsWith(value: Array[Byte], pattern: Array[Byte]): Boolean =
+    value.length >= pattern.length &&
+      java.util.Arrays.equals(value, value.length - pattern.length, value.length, pattern, 0, pattern.length)
+  def contains(value: Array[Byte], pattern: Array[Byte]): Boolean = {
+    var at = 0
+    val last = value.length - pattern.length
+    while (at <= last) {
+      if (java.util.Arrays.equals(value, at, at + pattern.length, pattern, 0, pattern.length)) return true
+      at += 1
+    }
+    false
   }
 
   private def negate(e: FilterExpr): FilterExpr = e match {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets
   * {{{
   * import io.fermion.core.expr.Filters._
   * and(gtEq("id", 100L), isNotNull("label"), startsWith("label", "ab"))   // Scala
+  * or(endsWith("label", "yz"), contains("label", "mid"))                 // LIKE '%yz', LIKE '%mid%'
   * Filters.and(Filters.gtEq("id", 100L), Filters.isNotNull("label"))      // Java
   * }}}
   * Values map to the column's statistics domain: integers (and booleans as 0/1) for integer,
@@ -42,6 +43,8 @@ object Filters {
   def in(column: String, vs: Any*): FilterExpr = In(column, vs.map(value).toIndexedSeq)
   def startsWith(column: String, prefix: String): FilterExpr =
     StartsWith(column, prefix.getBytes(StandardCharsets.UTF_8))
+  def endsWith(column: String, suffix: String): FilterExpr = EndsWith(column, suffix.getBytes(StandardCharsets.UTF_8))
+  def contains(column: String, infix: String): FilterExpr = Contains(column, infix.getBytes(StandardCharsets.UTF_8))
   def isNull(column: String): FilterExpr = IsNull(column)
   def isNotNull(column: String): FilterExpr = IsNotNull(column)
   @scala.annotation.varargs

@@ -104,8 +104,8 @@ final class FermionScan(
   /** Two scans of the same version, files, columns, filter and options read the same rows: Spark
     * compares BatchScanExec's batches to reuse an exchange or a subquery between them (a plan that
     * repeats a join of the same tables, as TPC-H Q11's subquery does, broadcasts them once). The
-    * parts are case classes compared by value; one holding an array compares by reference, which
-    * only forgoes a reuse. */
+    * parts are case classes compared by value (filter literals and string patterns by their bytes);
+    * one holding an array compares by reference, which only forgoes a reuse. */
   private lazy val identity =
     (
       snapshot.root,

@@ -45,6 +45,8 @@ private[core] object RowFilter {
       case Compare(c, _, v) => typeOf(c).exists(fits(_, v))
       case In(c, vs) => typeOf(c).exists(t => vs.nonEmpty && vs.forall(fits(t, _)))
       case StartsWith(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
+      case EndsWith(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
+      case Contains(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
       case Unknown | Not(_) => false
     }
     go(FilterExpr.normalize(filter))
@@ -170,14 +172,18 @@ private[core] object RowFilter {
           }
         }
       }
-    case StartsWith(c, prefix) =>
-      flat(c, column).flatMap {
-        case (_, vw: BaseVariableWidthVector) =>
-          val raw = new RawBytes(vw)
-          Some(keepValid(vw, sel, row => raw.startsWith(row, prefix)))
-        case _ => None
-      }
+    case StartsWith(c, prefix) => keepMatching(c, column, sel)((raw, row) => raw.startsWith(row, prefix))
+    case EndsWith(c, suffix) => keepMatching(c, column, sel)((raw, row) => raw.endsWith(row, suffix))
+    case Contains(c, infix) => keepMatching(c, column, sel)((raw, row) => raw.contains(row, infix))
     case Unknown | Not(_) => None
+  }
+
+  /** The rows of `sel` whose (non-null) value of string or binary column `c` passes `test`. */
+  private def keepMatching(c: String, column: String => Option[(FermionType, FieldVector)], sel: Selection)(
+      test: (RawBytes, Int) => Boolean
+  ): Option[Selection] = flat(c, column).collect { case (_, vw: BaseVariableWidthVector) =>
+    val raw = new RawBytes(vw)
+    keepValid(vw, sel, row => test(raw, row))
   }
 
   private def flat(
@@ -467,9 +473,29 @@ private[core] object RowFilter {
 
     def startsWith(row: Int, prefix: Array[Byte]): Boolean = length(row) >= prefix.length && sameBytes(row, prefix)
 
-    /** Whether the row's first `lit.length` bytes (it has that many) are `lit`'s. */
-    def sameBytes(row: Int, lit: Array[Byte]): Boolean = {
+    def endsWith(row: Int, suffix: Array[Byte]): Boolean = {
+      val n = length(row)
+      n >= suffix.length && sameBytesAt(data + start(row) + n - suffix.length, suffix)
+    }
+
+    /** Whether `infix` occurs in the row's bytes: each place its first byte occurs is checked. */
+    def contains(row: Int, infix: Array[Byte]): Boolean = {
+      if (infix.length == 0) return true
       val at = data + start(row)
+      val last = length(row) - infix.length
+      val first = infix(0)
+      var i = 0
+      while (i <= last) {
+        if (MemoryUtil.getByte(at + i) == first && sameBytesAt(at + i, infix)) return true
+        i += 1
+      }
+      false
+    }
+
+    /** Whether the row's first `lit.length` bytes (it has that many) are `lit`'s. */
+    def sameBytes(row: Int, lit: Array[Byte]): Boolean = sameBytesAt(data + start(row), lit)
+
+    private def sameBytesAt(at: Long, lit: Array[Byte]): Boolean = {
       var i = 0
       while (i < lit.length) { if (MemoryUtil.getByte(at + i) != lit(i)) return false; i += 1 }
       true
