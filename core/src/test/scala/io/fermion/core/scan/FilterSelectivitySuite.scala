@@ -32,7 +32,9 @@ class FilterSelectivitySuite extends AnyFunSuite {
   private def k(id: Long): Option[Int] = if (id % 50 == 7) None else Some(((id * 37) % 100).toInt)
   private def tag(id: Long): String = if (id % 10 < 3) "a" else "b"
 
-  private lazy val snapshot: Snapshot = {
+  private lazy val snapshot: Snapshot = written()
+
+  private def written(): Snapshot = {
     val ds = new FermionDataset(new Path(TestFiles.tempDir("fermion-selectivity").resolve("t").toUri), conf)
     val opts = WriterOptions(stripeMaxRows = 5000)
     val fragments = (0 until files).map { f =>
@@ -131,5 +133,22 @@ class FilterSelectivitySuite extends AnyFunSuite {
     assert(share(Unknown) == 1.0)
     assert(share(Or(Compare("k", Lt, int(10)), Unknown)) == 1.0)
     assert(snapshot.scanBuilder().select("id").build().filteredShare(conf).isEmpty)
+  }
+
+  test("an estimate is reused for the same plan over the same files, not for another filter or files") {
+    val own = written()
+    def estimate(s: Snapshot, f: FilterExpr) = s.scanBuilder().select("id").filter(f).build().filteredShare(conf)
+    val first = estimate(own, Compare("k", Lt, int(10)))
+    assert(first.exists(v => v > 0.05 && v < 0.15))
+    // Without its files, the same filter's estimate can only come from the memo...
+    own.files.foreach(f => new java.io.File(new java.net.URI(f.path)).delete())
+    assert(estimate(own, Compare("k", Lt, int(10))) == first)
+    // ...while another filter reads the sample, and finds the files gone.
+    intercept[Exception](estimate(own, Compare("k", Lt, int(20))))
+    // The same filter over other files (another dataset, the same rows) is sampled afresh: with
+    // those files gone too, it fails.
+    val other = written()
+    other.files.foreach(f => new java.io.File(new java.net.URI(f.path)).delete())
+    intercept[Exception](estimate(other, Compare("k", Lt, int(10))))
   }
 }
