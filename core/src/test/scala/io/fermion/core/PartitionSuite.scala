@@ -207,41 +207,23 @@ class PartitionSuite extends AnyFunSuite {
     assert(dyn.fragments.count(_.partition == IndexedSeq(None, None)) == 1)
     assert(scan(ds, None)._1.filter(_._2 == null).map(_._1) == Set(500L))
     // Transactions carry the predicate and the values through their bytes.
-    val txn = TransactionCodec.decode(
-      TransactionCodec.encode(Transaction(
-        read,
-        "u",
-        Operation.ReplacePartitions(
-          schema,
-          spec,
-          Partitioning.anyOf(spec, Seq(IndexedSeq(int(1), None))),
-          Set(1L),
-          IndexedSeq(replacement),
-          "d"
-        )
-      )),
-      "t",
-      "x"
-    ).get.operation.asInstanceOf[Operation.ReplacePartitions]
+    def throughBytes(predicate: FilterExpr, removed: Set[Long], fragments: IndexedSeq[Fragment]) =
+      TransactionCodec.decode(
+        TransactionCodec.encode(
+          Transaction(read, "u", Operation.ReplacePartitions(schema, spec, predicate, removed, fragments, "d"))
+        ),
+        "t",
+        "x"
+      ).get.operation.asInstanceOf[Operation.ReplacePartitions]
+    val txn = throughBytes(Partitioning.anyOf(spec, Seq(IndexedSeq(int(1), None))), Set(1L), IndexedSeq(replacement))
     assert(txn.fragments.map(_.partition) == IndexedSeq(replacement.partition))
     assert(txn.covers(IndexedSeq(int(1), None)) && !txn.covers(IndexedSeq(int(1), str("eu"))))
     // String matches (`LIKE '%su'`, `LIKE '%ur%'` on column 3) travel as filter nodes 9 and 10.
-    val like = TransactionCodec.decode(
-      TransactionCodec.encode(Transaction(
-        read,
-        "u",
-        Operation.ReplacePartitions(
-          schema,
-          spec,
-          FilterExpr.Or(FilterExpr.EndsWith("3", "su".getBytes), FilterExpr.Contains("3", "ur".getBytes)),
-          Set.empty,
-          IndexedSeq.empty,
-          "d"
-        )
-      )),
-      "t",
-      "x"
-    ).get.operation.asInstanceOf[Operation.ReplacePartitions]
+    val like = throughBytes(
+      FilterExpr.Or(FilterExpr.EndsWith("3", "su".getBytes), FilterExpr.Contains("3", "ur".getBytes)),
+      Set.empty,
+      IndexedSeq.empty
+    )
     assert(like.covers(IndexedSeq(int(1), str("eur"))) && like.covers(IndexedSeq(int(1), str("asu"))))
     assert(!like.covers(IndexedSeq(int(1), str("us"))) && !like.covers(IndexedSeq(int(1), None)))
   }
