@@ -30,10 +30,6 @@ private[core] object ConstantFilter {
       case Constant(None) => Null
       case Constant(Some(v)) => f(v)
     }
-    def bytesTest(column: String)(test: Array[Byte] => Boolean): Int = leaf(column) {
-      case FilterValue.Bytes(b) => if (test(b)) True else False
-      case _ => Any
-    }
     e match {
       case Compare(c, op, lit) =>
         leaf(c)(v =>
@@ -52,9 +48,11 @@ private[core] object ConstantFilter {
           val ks = values.map(compare(v, _))
           if (ks.exists(_.isEmpty)) Any else if (ks.contains(Some(0))) True else False
         }
-      case StartsWith(c, prefix) => bytesTest(c)(FilterExpr.startsWith(_, prefix))
-      case EndsWith(c, suffix) => bytesTest(c)(FilterExpr.endsWith(_, suffix))
-      case Contains(c, infix) => bytesTest(c)(FilterExpr.contains(_, infix))
+      case m: BytesMatch =>
+        leaf(m.column) {
+          case FilterValue.Bytes(b) => if (m.matches(b)) True else False
+          case _ => Any
+        }
       case IsNull(c) => lookup(c) match { case Varies => Any; case Constant(v) => if (v.isEmpty) True else False }
       case IsNotNull(c) => lookup(c) match { case Varies => Any; case Constant(v) => if (v.isEmpty) False else True }
       case And(l, r) => combine(outcomes(l, lookup), outcomes(r, lookup), and)

@@ -31,6 +31,9 @@ object FilterExpr {
   sealed trait BytesMatch extends FilterExpr with Product {
     def column: String
     def pattern: Array[Byte]
+
+    /** Whether `value` (not null) satisfies the match. */
+    def matches(value: Array[Byte]): Boolean
     override def equals(o: Any): Boolean = o match {
       case m: BytesMatch => m.productPrefix == productPrefix && m.column == column &&
         java.util.Arrays.equals(m.pattern, pattern)
@@ -42,14 +45,28 @@ object FilterExpr {
   }
 
   /** The value's bytes start with `prefix` (SQL's `LIKE 'prefix%'`). */
-  final case class StartsWith(column: String, prefix: Array[Byte]) extends BytesMatch { def pattern = prefix }
+  final case class StartsWith(column: String, prefix: Array[Byte]) extends BytesMatch {
+    def pattern = prefix
+    def matches(value: Array[Byte]): Boolean =
+      value.length >= prefix.length && java.util.Arrays.equals(value, 0, prefix.length, prefix, 0, prefix.length)
+  }
 
   /** The value's bytes end with `suffix` (SQL's `LIKE '%suffix'`). */
-  final case class EndsWith(column: String, suffix: Array[Byte]) extends BytesMatch { def pattern = suffix }
+  final case class EndsWith(column: String, suffix: Array[Byte]) extends BytesMatch {
+    def pattern = suffix
+    def matches(value: Array[Byte]): Boolean = value.length >= suffix.length &&
+      java.util.Arrays.equals(value, value.length - suffix.length, value.length, suffix, 0, suffix.length)
+  }
 
   /** The value's bytes contain `infix` (SQL's `LIKE '%infix%'`). On UTF-8 strings matching bytes is
     * matching characters: no character's encoding starts inside another's. */
-  final case class Contains(column: String, infix: Array[Byte]) extends BytesMatch { def pattern = infix }
+  final case class Contains(column: String, infix: Array[Byte]) extends BytesMatch {
+    def pattern = infix
+    def matches(value: Array[Byte]): Boolean =
+      (0 to value.length - infix.length).exists(at =>
+        java.util.Arrays.equals(value, at, at + infix.length, infix, 0, infix.length)
+      )
+  }
   final case class IsNull(column: String) extends FilterExpr
   final case class IsNotNull(column: String) extends FilterExpr
   final case class And(left: FilterExpr, right: FilterExpr) extends FilterExpr
@@ -63,9 +80,7 @@ object FilterExpr {
   def columns(e: FilterExpr): Set[String] = e match {
     case Compare(c, _, _) => Set(c)
     case In(c, _) => Set(c)
-    case StartsWith(c, _) => Set(c)
-    case EndsWith(c, _) => Set(c)
-    case Contains(c, _) => Set(c)
+    case m: BytesMatch => Set(m.column)
     case IsNull(c) => Set(c)
     case IsNotNull(c) => Set(c)
     case And(l, r) => columns(l) ++ columns(r)
@@ -102,23 +117,6 @@ object FilterExpr {
     case And(l, r) => And(normalize(l), normalize(r))
     case Or(l, r) => Or(normalize(l), normalize(r))
     case other => other
-  }
-
-  /** Whether `value` (`from` until `until`) has `pattern` at its start, its end, or anywhere:
-    * the byte tests of [[StartsWith]], [[EndsWith]] and [[Contains]], for values held in arrays. */
-  def startsWith(value: Array[Byte], pattern: Array[Byte]): Boolean =
-    value.length >= pattern.length && java.util.Arrays.equals(value, 0, pattern.length, pattern, 0, pattern.length)
-  def endsWith(value: Array[Byte], pattern: Array[Byte]): Boolean =
-    value.length >= pattern.length &&
-      java.util.Arrays.equals(value, value.length - pattern.length, value.length, pattern, 0, pattern.length)
-  def contains(value: Array[Byte], pattern: Array[Byte]): Boolean = {
-    var at = 0
-    val last = value.length - pattern.length
-    while (at <= last) {
-      if (java.util.Arrays.equals(value, at, at + pattern.length, pattern, 0, pattern.length)) return true
-      at += 1
-    }
-    false
   }
 
   private def negate(e: FilterExpr): FilterExpr = e match {

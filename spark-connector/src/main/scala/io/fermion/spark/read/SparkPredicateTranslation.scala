@@ -36,12 +36,10 @@ object SparkPredicateTranslation {
       case "IS_NULL" => column(kids(0), schema).map(f => IsNull(f.name): FilterExpr).getOrElse(Unknown)
       case "IS_NOT_NULL" => column(kids(0), schema).map(f => IsNotNull(f.name): FilterExpr).getOrElse(Unknown)
       case name @ ("STARTS_WITH" | "ENDS_WITH" | "CONTAINS") =>
+        val matching: (String, Array[Byte]) => FilterExpr =
+          name match { case "STARTS_WITH" => StartsWith; case "ENDS_WITH" => EndsWith; case _ => Contains }
         (for { f <- column(kids(0), schema); v <- literal(kids(1), f.dataType) } yield v match {
-          case FilterValue.Bytes(b) => name match {
-              case "STARTS_WITH" => StartsWith(f.name, b)
-              case "ENDS_WITH" => EndsWith(f.name, b)
-              case _ => Contains(f.name, b)
-            }
+          case FilterValue.Bytes(b) => matching(f.name, b)
           case _ => Unknown
         }).getOrElse(Unknown)
       case "IN" if prefixOf(kids(0), schema).nonEmpty =>

@@ -44,9 +44,7 @@ private[core] object RowFilter {
       case IsNotNull(c) => typeOf(c).nonEmpty
       case Compare(c, _, v) => typeOf(c).exists(fits(_, v))
       case In(c, vs) => typeOf(c).exists(t => vs.nonEmpty && vs.forall(fits(t, _)))
-      case StartsWith(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
-      case EndsWith(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
-      case Contains(c, _) => typeOf(c).exists(FermionType.isVariableWidth)
+      case m: BytesMatch => typeOf(m.column).exists(FermionType.isVariableWidth)
       case Unknown | Not(_) => false
     }
     go(FilterExpr.normalize(filter))

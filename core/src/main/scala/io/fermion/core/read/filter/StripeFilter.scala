@@ -50,8 +50,7 @@ final private[core] class StripeFilter(
       pagesWhere(c, stripe, rows)(s => s.mayHaveValue && present.exists(v => s.compare(Eq, v)))
     case StartsWith(c, p) => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.startsWith(p))
     // Bounds say nothing of a value's end or middle: only pages of nulls are left out.
-    case EndsWith(c, _) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
-    case Contains(c, _) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
+    case m: BytesMatch => pagesWhere(m.column, stripe, rows)(_.mayHaveValue)
   }
 
   /** The row ranges of the pages of `column`'s DATA chunk in `stripe` whose statistics satisfy
@@ -108,8 +107,7 @@ final private[core] class StripeFilter(
       val s = stats(c, stripe)
       s.forall(_.mayHaveValue) && vs.exists(v => s.forall(_.compare(Eq, v)) && bloomAllows(c, stripe, Seq(v)))
     case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
-    case EndsWith(c, _) => stats(c, stripe).forall(_.mayHaveValue)
-    case Contains(c, _) => stats(c, stripe).forall(_.mayHaveValue)
+    case m: BytesMatch => stats(m.column, stripe).forall(_.mayHaveValue)
   }
 
   /** Filters read so far (a predicate may test one column several times). */
