@@ -290,13 +290,16 @@ def test_runtime_filters_skip_stripes_of_sorted_keys_by_the_join_keys(spark, tmp
 
 def test_filter_estimate_sizes_a_filtered_join_side_by_its_kept_rows(spark, tmp_table):
     # Spark plans joins from the scans' sizes and, without column statistics, ignores the filters:
-    # Fermion scales the size by the share of rows the pushed filter keeps on a sample, so a side
-    # that keeps 1 row in 50 is broadcast (the physical plan before adaptive execution shows the
-    # planner's choice). SQL OPTIONS (filterEstimate 'false') keeps the whole read's size.
+    # a Fermion scan reports at most the size in memory of the rows its pushed filter keeps (the
+    # share on a sample), so a side that keeps 1 row in 50 is broadcast (the physical plan before
+    # adaptive execution shows the planner's choice). SQL OPTIONS (filterEstimate 'false') keeps the
+    # whole read's size: the files' share, 3.4 MiB here (hashes do not compress), on both sides.
     facts, others = tmp_table("est_facts"), tmp_table("est_others")
-    spark.range(0, 200_000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m", "cast(id AS string) AS s") \
+    spark.range(0, 200_000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m",
+                                             "sha2(cast(id AS string), 256) AS s") \
         .write.format("fermion").option("stripeRows", "5000").save(facts)
-    spark.range(0, 200_000, 1, 2).selectExpr("id AS k", "id % 7 AS g").write.format("fermion").save(others)
+    spark.range(0, 200_000, 1, 2).selectExpr("id AS k", "id % 7 AS g", "sha2(cast(id AS string), 256) AS pad") \
+        .write.format("fermion").save(others)
     spark.read.format("fermion").load(others).createOrReplaceTempView("fe_others")
     spark.sql(f"CREATE TEMPORARY VIEW fe_facts USING fermion OPTIONS (path '{facts}')")
     spark.sql(f"CREATE TEMPORARY VIEW fe_facts_whole USING fermion OPTIONS (path '{facts}', filterEstimate 'false')")

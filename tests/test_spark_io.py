@@ -106,30 +106,42 @@ def test_small_tables_are_broadcast_in_joins(spark, tmp_table):
     assert "BroadcastHashJoin" in plan or "BroadcastExchange" in plan, plan
 
 
-def test_scan_size_estimate_is_the_live_rows_in_memory(spark, tmp_table):
-    # What the planner compares with the broadcast threshold: the live rows (deletions deducted) times
-    # Spark's row overhead of 8 bytes, plus each read column's size in memory as the manifest records
-    # it: validity bits, 4-byte lengths and the values, as Arrow holds them (strings at their real
-    # length, not Spark's default 20 bytes); not the compressed files' bytes: TPC-H Q12 broadcast
-    # 1.5M rows of `orders` from a 10 MB estimate.
+def test_scan_size_estimate_is_the_smaller_of_the_files_share_and_the_rows_in_memory(spark, tmp_table):
+    # What the planner compares with the broadcast threshold: the smaller of Spark's estimate for its
+    # file sources (the files' bytes, deleted rows deducted in proportion, times the share of Spark's
+    # default row width read, times spark.sql.sources.fileCompressionFactor) and the live rows in
+    # memory: 8 bytes of row overhead plus each read column's size as the manifest records it
+    # (validity bits, 4-byte lengths and the values, as Arrow holds them).
     path = tmp_table("est")
     n = 50000
     spark.range(n).selectExpr("id as k", "cast(id * 7 as string) as s", "cast(id as double) as x",
                               "cast(id % 9 as int) as i").coalesce(1).write.format("fermion").save(path)
     assert len(data_files(path)) == 1  # one file of one stripe: one validity bitmap per column
+    [name] = data_files(path)
+    length = os.path.getsize(os.path.join(path, "data", name))
     spark.sql(f"DELETE FROM fermion.`{path}` WHERE k % 10 = 3")
     live = n - n // 10
     bits = (n + 7) // 8
     stored = {"k": bits + 8 * n, "x": bits + 8 * n, "i": bits + 4 * n,
               "s": bits + 4 * n + sum(len(str(v * 7)) for v in range(n))}
+    width = {"k": 8, "s": 20, "x": 8, "i": 4}  # Spark's default sizes
 
-    def stats(cols):
+    def size(cols):
         plan = spark.read.format("fermion").load(path).select(*cols)._jdf.queryExecution().optimizedPlan()
-        return plan.collectLeaves().head().stats()  # the scan relation
+        return int(str(plan.collectLeaves().head().stats().sizeInBytes()))  # the scan relation
 
-    for cols in (["k"], ["k", "s"], ["s", "x", "i"], ["k", "s", "x", "i"]):
-        expected = live * 8 + sum(stored[c] * live // n for c in cols)
-        assert int(str(stats(cols).sizeInBytes())) == expected, cols
+    previous = spark.conf.get("spark.sql.sources.fileCompressionFactor")
+    try:
+        for factor in (1.0, 1000.0):
+            spark.conf.set("spark.sql.sources.fileCompressionFactor", str(factor))
+            for cols in (["k"], ["k", "s"], ["s", "x", "i"], ["k", "s", "x", "i"]):
+                files = factor * (length * live / n) * ((8 + sum(width[c] for c in cols)) / (8 + sum(width.values())))
+                in_memory = live * 8 + sum(stored[c] * live // n for c in cols)
+                # Compressed, the files are the smaller; a factor of 1000 makes them the larger.
+                assert (files < in_memory) == (factor == 1.0), (cols, files, in_memory)
+                assert abs(size(cols) - min(files, in_memory)) <= 1, (cols, factor)
+    finally:
+        spark.conf.set("spark.sql.sources.fileCompressionFactor", previous)
 
 
 def test_scan_size_estimate_of_loose_files_is_their_bytes_share(spark, tmp_table):

@@ -151,9 +151,12 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture
     val facts = tempPath("fermion-est-facts")
     val others = tempPath("fermion-est-others")
     // Keys in scrambled order (statistics rule nothing out): the filter's share comes from the sample.
-    spark.range(0, 200000, 1, 2).selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m", "cast(id AS string) AS s")
+    // Hashes, which do not compress, make the files' share of both sides larger than the threshold.
+    spark.range(0, 200000, 1, 2)
+      .selectExpr("id * 7919 % 200000 AS k", "id % 50 AS m", "sha2(cast(id AS string), 256) AS s")
       .write.format("fermion").option("stripeRows", "5000").save(facts)
-    spark.range(0, 200000, 1, 2).selectExpr("id AS k", "id % 7 AS g").write.format("fermion").save(others)
+    spark.range(0, 200000, 1, 2).selectExpr("id AS k", "id % 7 AS g", "sha2(cast(id AS string), 256) AS pad")
+      .write.format("fermion").save(others)
     val query =
       "SELECT o.g, count(*), sum(f.k) FROM est_facts f JOIN est_others o ON f.k = o.k WHERE f.m = 3 GROUP BY o.g"
     def run(estimate: Boolean): (Seq[Row], String, BigInt) = {
@@ -173,10 +176,17 @@ class DataSourceSuite extends AnyFunSuite with SparkSessionFixture
     val (rows, plan, size) = run(estimate = true)
     val (rowsWhole, planWhole, sizeWhole) = run(estimate = false)
     assert(rows == rowsWhole && rows.map(_.getLong(1)).sum == 4000)
-    // 200,000 rows, 1 in 50 kept, under the 1 MiB threshold. The filter keeping so few is also taken
-    // over exactly, so `m`, which only it reads, is not read: rows of 8 + 8 bytes instead of 8 + 16,
-    // the estimate falls by about 50 * 24 / 16 = 75 times.
-    assert(sizeWhole > 1048576 && size * 65 < sizeWhole && size * 85 > sizeWhole, s"$size of $sizeWhole")
+    // The whole read (`k` and `m`): the files' bytes times Spark's row width read, (8 + 8 + 8) of
+    // (8 + 8 + 8 + 20). Filtered: 1 in 50 of the 200,000 rows in memory, 8 bytes of overhead and 8 of
+    // `k` each (the filter keeping so few is taken over exactly, so `m`, which only it reads, is not
+    // read), give or take the sample's error.
+    val fileBytes = new java.io.File(facts, "data").listFiles().filter(_.getName.endsWith(".fermion")).map(_.length).sum
+    assert(
+      math.abs(sizeWhole.toDouble - fileBytes * 24.0 / 44) <= 1 && sizeWhole > 1048576,
+      s"$sizeWhole of $fileBytes"
+    )
+    val kept = 200000.0 / 50 * (8 + 8)
+    assert(size.toDouble > kept * 0.9 && size.toDouble < kept * 1.1, s"$size, expected about $kept")
     assert(plan.contains("BroadcastHashJoin") && !plan.contains("SortMergeJoin"), plan)
     assert(planWhole.contains("SortMergeJoin") && !planWhole.contains("BroadcastHashJoin"), planWhole)
   }

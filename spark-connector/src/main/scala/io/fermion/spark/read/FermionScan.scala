@@ -131,21 +131,17 @@ final class FermionScan(
   /** Every partition is read as columnar batches: Spark need not ask partition by partition. */
   override def columnarSupportMode(): Scan.ColumnarSupportMode = Scan.ColumnarSupportMode.SUPPORTED
 
-  /** The size Spark's planner compares with the broadcast threshold, meant as the rows' size in
-    * memory: the version's live rows (counted by the manifest, deletions deducted) times Spark's
-    * per-row overhead of 8 bytes, plus the read columns' size in memory as the manifest records it
-    * for each file (Arrow's layout: strings at their real lengths), or, for a column some file
-    * records no size for, Spark's default size per row. The rows are reported too. Files' bytes,
-    * the estimate of Spark's file sources, understate the rows several times over once compressed
-    * (TPC-H sf1 Q12 broadcast 1.5M rows of `orders` from a 10 MB estimate and ran at 0.6-0.7x the
-    * speed of Parquet, which shuffled); Spark's default sizes overstate short strings (20 bytes),
-    * dates and narrow decimals, which kept small dimension tables from being broadcast. Loose
-    * files, whose row counts are only in their footers, are estimated by their bytes times the
-    * share of the row width the scan reads. When that is above the broadcast threshold and the
-    * scan has a filter, size and rows are scaled by the share of rows the filter keeps on a sample
-    * ([[io.fermion.core.scan.Scan.filteredShare]]; read option `filterEstimate`), which Spark's
-    * planner, without column statistics, would otherwise ignore: TPC-H sf1 Q12's `lineitem`, 4.3 %
-    * of whose rows its predicates keep, is then broadcast instead of both sides shuffled. */
+  /** The size Spark's planner compares with the broadcast threshold: the smaller of two estimates.
+    * Spark's own for its file sources, so that joins are planned as they would be over Parquet of
+    * the same bytes: the files' bytes (deleted rows deducted in proportion) times the share of the
+    * row width the scan reads by Spark's default sizes, times `spark.sql.sources.fileCompressionFactor`.
+    * And the rows the pushed filter keeps at their size in memory: the version's live rows times the
+    * share of rows the filter keeps on a sample ([[io.fermion.core.scan.Scan.filteredShare]]; read
+    * option `filterEstimate`), times 8 bytes of row overhead plus the read columns' sizes in memory
+    * as the manifest records them; Spark, without column statistics, sizes a filtered scan as the
+    * whole read. TPC-H sf1 Q12's `lineitem`, 4.3 % of whose rows its predicates keep, is then
+    * broadcast instead of both sides shuffled, and Q10's `orders` (3.8 % kept) is the side built.
+    * The rows are reported too, scaled by the same share. */
   override def estimateStatistics(): Statistics = {
     val (bytes, rows) = estimate
     new Statistics {
@@ -155,24 +151,23 @@ final class FermionScan(
   }
 
   /** Size and rows as [[estimateStatistics]] reports them, computed once: the optimizer asks for
-    * them again and again, and the filter's share costs reads. */
+    * them again and again. */
   private lazy val estimate: (Long, Option[Long]) = {
     import FermionScan.RowOverheadBytes
     val rows = snapshot.liveRows
-    val bytes = rows match {
-      case Some(n) => math.max(1L, n * RowOverheadBytes + columnBytes(n))
-      case None =>
-        val total = snapshot.files.map(_.length).sum
-        val share = (RowOverheadBytes + readSchema.defaultSize).toDouble / (RowOverheadBytes + tableSchema.defaultSize)
-        math.max(1L, (total * math.min(1.0, share)).toLong)
+    val kept = filterShare().getOrElse(1.0)
+    val liveFileBytes = snapshot.files.iterator.map { f =>
+      f.liveRows.filter(_ => f.physicalRows > 0).map(n => f.length.toDouble * n / f.physicalRows).getOrElse(
+        f.length.toDouble
+      )
+    }.sum
+    val widthShare = (RowOverheadBytes + readSchema.defaultSize).toDouble / (RowOverheadBytes + tableSchema.defaultSize)
+    val fileBytes = SQLConf.get.fileCompressionFactor * liveFileBytes * math.min(1.0, widthShare)
+    val keptBytes = rows match {
+      case Some(n) => (n * RowOverheadBytes + columnBytes(n)) * kept
+      case None => fileBytes * kept
     }
-    // Only when the filter could bring the read under the broadcast threshold: below it, the
-    // estimate decides nothing that the sample's reads would be worth.
-    val threshold = SQLConf.get.autoBroadcastJoinThreshold
-    val share =
-      if (!scan.plan.options.filterEstimate || threshold <= 0 || bytes <= threshold) 1.0
-      else filterShare().getOrElse(1.0)
-    (math.max(1L, (bytes * share).toLong), rows.map(n => (n * share).toLong))
+    (math.max(1L, math.min(fileBytes, keptBytes).toLong), rows.map(n => (n * kept).toLong))
   }
 
   /** The read columns' size in memory over `rows` rows: recorded sizes where the manifest has them
