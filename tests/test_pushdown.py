@@ -320,6 +320,31 @@ def test_filter_estimate_sizes_a_filtered_join_side_by_its_kept_rows(spark, tmp_
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
 
 
+def test_not_in_is_pushed_and_answers_as_parquet(spark, tmp_table):
+    # NOT IN reaches the scan as a negated IN, which null rows fail (SQL: NULL NOT IN (...) is NULL):
+    # rows equal Parquet's for integers, dates, decimals, doubles (NaN, -0.0) and strings, with nulls,
+    # under OR and AND, and under an aggregate, where the scan decides the filter itself.
+    f, p = tmp_table("notin"), tmp_table("notin_parquet")
+    doubles = [0.0, -0.0, 1.5, float("nan"), None, 2.25]
+    df = spark.createDataFrame(
+        [(i, None if i % 7 == 0 else i % 10, None if i % 5 == 0 else f"w{i % 6}", doubles[i % len(doubles)])
+         for i in range(2000)], "id INT, k BIGINT, s STRING, x DOUBLE") \
+        .selectExpr("*", "date_add(date'2020-01-01', cast(k AS INT)) AS d", "cast(k AS DECIMAL(10, 2)) AS m")
+    df.coalesce(1).write.format("fermion").option("stripeRows", "500").save(f)
+    df.write.parquet(p)
+    cases = ["k NOT IN (1, 2, 3)", "s NOT IN ('w1', 'w2')", "x NOT IN (1.5, double('NaN'))", "x NOT IN (0.0)",
+             "d NOT IN (date'2020-01-02')", "m NOT IN (3.00, 4.00)", "k NOT IN (1) OR s IS NULL",
+             "NOT (k IN (1, 2) OR s IN ('w3'))", "k NOT IN (1, 2, 3, 4, 5, 6, 7, 8, 9) AND id < 500"]
+    agg = ["count(*) AS n", "sum(id) AS total"]
+    for where in cases:
+        got = spark.read.format("fermion").load(f).where(where)
+        expected = spark.read.parquet(p).where(where)
+        assert rows_of(got) == rows_of(expected) and len(rows_of(expected)) > 0, where
+        assert rows_of(got.selectExpr(*agg)) == rows_of(expected.selectExpr(*agg)), where
+    plan = spark.read.format("fermion").load(f).where("k NOT IN (1, 2)")._jdf.queryExecution().executedPlan().toString()
+    assert "Not(In(k," in plan, plan
+
+
 def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table):
     # A filter the scan evaluates exactly and that keeps at most 1 row in 16 (estimated on a sample)
     # or every row is taken over by the scan: Spark plans no Filter above it and reads neither the
@@ -352,6 +377,8 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         ("rare = 3 AND s LIKE '%9%1%'", {}, True, ["id", "s"]),  # Spark's own LIKE
         ("rare = 3 AND s LIKE '%9%'", {}, False, ["id", "s"]),  # CONTAINS
         ("s LIKE '%99'", {}, False, ["id", "s"]),  # ENDS_WITH, 1 % kept
+        ("rare = 3 AND s NOT LIKE '%99'", {}, False, ["id", "s"]),  # a negated ENDS_WITH
+        (f"rare NOT IN ({', '.join(map(str, range(49)))}) AND s NOT IN ('v7', 'v21')", {}, False, ["id", "s"]),
     ]
     for where, options, filtered, columns in cases:
         rows, has_filter, read = planned("fermion", where, **options)
@@ -363,8 +390,8 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
 
 def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):
     # LIKE '%x', LIKE '%x%' and endswith/contains reach the scan as ENDS_WITH and CONTAINS: rows equal
-    # Parquet's for multi-byte characters, escaped wildcards, the empty pattern, nulls and NOT
-    # (which stays Spark's), and the scan skips stripes of nulls only.
+    # Parquet's for multi-byte characters, escaped wildcards, the empty pattern, nulls and NOT (a
+    # negated match, which null rows fail too), and the scan skips stripes of nulls only.
     f, p = tmp_table("matches"), tmp_table("matches_parquet")
     words = ["abc", "xyzabc", "ABC", "", "straße", "日本語テキスト", "abc%def", "a_b", "ab", "テキスト日本"]
     df = spark.createDataFrame(
@@ -375,7 +402,8 @@ def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):
     df.write.parquet(p)
     cases = ["s LIKE '%abc'", "s LIKE '%abc%'", "s LIKE '%ß%'", "s LIKE '%テキスト'", "s LIKE '%日本%'",
              "s LIKE '%\\%%'", "s LIKE '%\\_b'", "endswith(s, 'c3')", "contains(s, '')", "contains(s, 'zz')",
-             "NOT (s LIKE '%abc%')", "s LIKE '%abc' OR s IS NULL", "s LIKE '%b%' AND id < 100"]
+             "NOT (s LIKE '%abc%')", "s NOT LIKE 'abc%'", "NOT endswith(s, 'c3') OR id < 10",
+             "NOT (s LIKE '%abc' OR s IS NULL)", "s LIKE '%abc' OR s IS NULL", "s LIKE '%b%' AND id < 100"]
     for where in cases:
         got = rows_of(spark.read.format("fermion").load(f).where(where))
         expected = rows_of(spark.read.parquet(p).where(where))
@@ -388,6 +416,12 @@ def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):
     # The pattern is pushed (shown by its text), and the last stripe (nulls only) is skipped.
     q = spark.read.format("fermion").load(f).where("s LIKE '%abc'")
     assert "EndsWith(s,abc)" in q._jdf.queryExecution().executedPlan().toString()
+    q.collect()
+    skipped, read, _ = scan_metrics(q)
+    assert (skipped, read) == (1, 3)
+    # NOT LIKE is pushed as the negated match; null rows fail it, so the stripe of nulls is skipped too.
+    q = spark.read.format("fermion").load(f).where("s NOT LIKE '%abc'")
+    assert "Not(EndsWith(s,abc))" in q._jdf.queryExecution().executedPlan().toString()
     q.collect()
     skipped, read, _ = scan_metrics(q)
     assert (skipped, read) == (1, 3)

@@ -63,6 +63,7 @@ class RowFilterSuite extends AnyFunSuite {
     case IsNotNull(_) => x.nonEmpty
     case Compare(_, op, FilterValue.Integral(y)) => x.exists(v => satisfies(op, java.lang.Long.compare(v, y)))
     case In(_, ys) => x.exists(v => ys.contains(FilterValue.Integral(v)))
+    case Not(in: In) => x.exists(v => !holds(in, Some(v))) // SQL: NULL NOT IN (...) is NULL
     case other => throw new IllegalArgumentException(other.toString)
   }
 
@@ -98,7 +99,7 @@ class RowFilterSuite extends AnyFunSuite {
     assert(kept == candidates.rows.toSeq.filter(holds), clue)
   }
 
-  test("integer-domain comparisons of every width select exactly the matching rows (property)") {
+  test("integer-domain comparisons, IN and NOT IN of every width select exactly the matching rows (property)") {
     val rnd = new Random(17)
     val types = Seq(
       FermionType.Int8,
@@ -122,9 +123,11 @@ class RowFilterSuite extends AnyFunSuite {
           case _ if present.nonEmpty => present(rnd.nextInt(present.size)) + rnd.nextInt(3) - 1
           case _ => rnd.nextLong()
         }
-        def leaf: FilterExpr = rnd.nextInt(5) match {
+        def in = In("c", IndexedSeq.fill(1 + rnd.nextInt(12))(FilterValue.Integral(literal)))
+        def leaf: FilterExpr = rnd.nextInt(6) match {
           case 0 => IsNull("c")
-          case 1 => In("c", IndexedSeq.fill(1 + rnd.nextInt(12))(FilterValue.Integral(literal)))
+          case 1 => in
+          case 2 => Not(in)
           case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Integral(literal))
         }
         for (_ <- 0 until 30) {
@@ -150,14 +153,16 @@ class RowFilterSuite extends AnyFunSuite {
     case IsNotNull(_) => x.nonEmpty
     case Compare(_, op, FilterValue.Bytes(y)) => x.exists(v => satisfies(op, compareUnsigned(v, y)))
     case In(_, ys) => x.exists(v => ys.exists { case FilterValue.Bytes(y) => y.sameElements(v); case _ => false })
+    case Not(in: In) => x.exists(v => !holdsBytes(in, Some(v)))
     case StartsWith(_, p) => x.exists(v => v.length >= p.length && v.take(p.length).sameElements(p))
     case EndsWith(_, p) => x.exists(v => v.length >= p.length && v.takeRight(p.length).sameElements(p))
     case Contains(_, p) => x.exists(v => v.indices.inclusive.exists(i => v.slice(i, i + p.length).sameElements(p)))
+    case Not(m: BytesMatch) => x.exists(v => !holdsBytes(m, Some(v))) // SQL: NOT of NULL is NULL
     case other => throw new IllegalArgumentException(other.toString)
   }
 
   test(
-    "string and binary comparisons, IN, prefixes, suffixes and infixes select exactly the matching rows (property)"
+    "string and binary comparisons, IN, prefixes, suffixes and infixes, and NOT of the last four, select exactly the matching rows (property)"
   ) {
     val rnd = new Random(23)
     // Shared prefixes, equal lengths, the empty string and bytes above 0x7f (compared unsigned).
@@ -184,12 +189,18 @@ class RowFilterSuite extends AnyFunSuite {
           val b = pool(rnd.nextInt(pool.size)); val from = rnd.nextInt(b.length + 1)
           b.slice(from, from + rnd.nextInt(b.length - from + 1))
         }
-        def leaf: FilterExpr = rnd.nextInt(8) match {
+        def bytesMatch: BytesMatch = rnd.nextInt(3) match {
+          case 0 => StartsWith("c", if (rnd.nextBoolean()) slice else literal)
+          case 1 => EndsWith("c", if (rnd.nextBoolean()) slice else literal)
+          case _ => Contains("c", if (rnd.nextBoolean()) slice else literal)
+        }
+        def in = In("c", IndexedSeq.fill(1 + rnd.nextInt(6))(FilterValue.Bytes(literal)))
+        def leaf: FilterExpr = rnd.nextInt(10) match {
           case 0 => IsNull("c")
-          case 1 => In("c", IndexedSeq.fill(1 + rnd.nextInt(6))(FilterValue.Bytes(literal)))
-          case 2 => StartsWith("c", literal)
-          case 3 => EndsWith("c", if (rnd.nextBoolean()) slice else literal)
-          case 4 => Contains("c", if (rnd.nextBoolean()) slice else literal)
+          case 1 => in
+          case 2 | 3 | 4 => bytesMatch
+          case 5 => Not(bytesMatch)
+          case 6 => Not(in)
           case _ => Compare("c", ops(rnd.nextInt(ops.size)), FilterValue.Bytes(literal))
         }
         for (_ <- 0 until 30) {

@@ -111,7 +111,9 @@ object FilterExpr {
   }
 
   /** Pushes NOT down to the leaves (De Morgan; NOT of a comparison is the opposite comparison,
-    * since null rows satisfy neither). NOT of what has no opposite becomes [[Unknown]]. */
+    * since null rows satisfy neither). NOT of a string match or of IN stays, over that leaf alone: a
+    * negated leaf, which null rows do not satisfy either (SQL's `NOT LIKE`, `NOT IN`). NOT of what
+    * has no opposite becomes [[Unknown]]. */
   def normalize(e: FilterExpr): FilterExpr = e match {
     case Not(c) => negate(c)
     case And(l, r) => And(normalize(l), normalize(r))
@@ -132,6 +134,8 @@ object FilterExpr {
     case And(l, r) => Or(negate(l), negate(r))
     case Or(l, r) => And(negate(l), negate(r))
     case Not(c) => normalize(c)
+    case m: BytesMatch => Not(m)
+    case in: In => Not(in)
     case _ => Unknown
   }
 }

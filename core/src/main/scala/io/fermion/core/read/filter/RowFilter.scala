@@ -45,6 +45,7 @@ private[core] object RowFilter {
       case Compare(c, _, v) => typeOf(c).exists(fits(_, v))
       case In(c, vs) => typeOf(c).exists(t => vs.nonEmpty && vs.forall(fits(t, _)))
       case m: BytesMatch => typeOf(m.column).exists(FermionType.isVariableWidth)
+      case Not(leaf @ (_: BytesMatch | _: In)) => go(leaf)
       case Unknown | Not(_) => false
     }
     go(FilterExpr.normalize(filter))
@@ -143,45 +144,65 @@ private[core] object RowFilter {
           case _ => comparator(t, v)(lit).map(f => keepValid(v, sel, row => accepts(op, f(row))))
         }
       }
-    case in @ In(c, lits) =>
-      flat(c, column).flatMap { case (t, v) =>
-        val set = in.integers.filter(_ => integral(t, v).nonEmpty)
-        // A long list of integers (keys, batch ids, a join's runtime filter): one set lookup per
-        // row, not a comparison per literal (1,000 literals over 10M rows took 16 s).
-        if (set.nonEmpty) Some(layout(t, v) match {
-          case Some(width) => new IntegerIn(v, width, set.get).keep(sel)
-          case None => keepValid(v, sel, { val value = integral(t, v).get; row => set.get.contains(value(row)) })
-        })
-        else if (lits.forall(_.isInstanceOf[FilterValue.Bytes]) && v.isInstanceOf[BaseVariableWidthVector]) {
-          val values = lits.collect { case FilterValue.Bytes(b) => b }
-          Some(new BytesIn(v.asInstanceOf[BaseVariableWidthVector], values).keep(sel))
-        } else {
-          val fs = lits.map(comparator(t, v))
-          if (fs.exists(_.isEmpty)) None
-          else {
-            val all = fs.flatten.toArray
-            Some(keepValid(
-              v,
-              sel,
-              row => {
-                var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }; hit
-              }
-            ))
-          }
-        }
-      }
-    case StartsWith(c, prefix) => keepMatching(c, column, sel)((raw, row) => raw.startsWith(row, prefix))
-    case EndsWith(c, suffix) => keepMatching(c, column, sel)((raw, row) => raw.endsWith(row, suffix))
-    case Contains(c, infix) => keepMatching(c, column, sel)((raw, row) => raw.contains(row, infix))
+    case in: In => keepIn(in, column, sel, negated = false)
+    case Not(in: In) => keepIn(in, column, sel, negated = true)
+    case m: BytesMatch => keepMatching(m, column, sel, negated = false)
+    case Not(m: BytesMatch) => keepMatching(m, column, sel, negated = true)
     case Unknown | Not(_) => None
   }
 
-  /** The rows of `sel` whose (non-null) value of string or binary column `c` passes `test`. */
-  private def keepMatching(c: String, column: String => Option[(FermionType, FieldVector)], sel: Selection)(
-      test: (RawBytes, Int) => Boolean
-  ): Option[Selection] = flat(c, column).collect { case (_, vw: BaseVariableWidthVector) =>
+  /** The rows of `sel` whose value of `in.column` is not null and one of the literals (`negated`:
+    * none of them). */
+  private def keepIn(
+      in: In,
+      column: String => Option[(FermionType, FieldVector)],
+      sel: Selection,
+      negated: Boolean
+  ): Option[Selection] = flat(in.column, column).flatMap { case (t, v) =>
+    val lits = in.values
+    val set = in.integers.filter(_ => integral(t, v).nonEmpty)
+    // A long list of integers (keys, batch ids, a join's runtime filter): one set lookup per
+    // row, not a comparison per literal (1,000 literals over 10M rows took 16 s).
+    if (set.nonEmpty) Some(layout(t, v) match {
+      case Some(width) => new IntegerIn(v, width, set.get, negated).keep(sel)
+      case None =>
+        keepValid(v, sel, { val value = integral(t, v).get; row => set.get.contains(value(row)) != negated })
+    })
+    else if (lits.forall(_.isInstanceOf[FilterValue.Bytes]) && v.isInstanceOf[BaseVariableWidthVector]) {
+      val values = lits.collect { case FilterValue.Bytes(b) => b }
+      Some(new BytesIn(v.asInstanceOf[BaseVariableWidthVector], values, negated).keep(sel))
+    } else {
+      val fs = lits.map(comparator(t, v))
+      if (fs.exists(_.isEmpty)) None
+      else {
+        val all = fs.flatten.toArray
+        Some(keepValid(
+          v,
+          sel,
+          row => {
+            var k = 0; var hit = false; while (!hit && k < all.length) { hit = all(k)(row) == 0; k += 1 }
+            hit != negated
+          }
+        ))
+      }
+    }
+  }
+
+  /** The rows of `sel` whose value of string or binary column `m.column` is not null and passes `m`
+    * (`negated`: fails it). */
+  private def keepMatching(
+      m: BytesMatch,
+      column: String => Option[(FermionType, FieldVector)],
+      sel: Selection,
+      negated: Boolean
+  ): Option[Selection] = flat(m.column, column).collect { case (_, vw: BaseVariableWidthVector) =>
     val raw = new RawBytes(vw)
-    keepValid(vw, sel, row => test(raw, row))
+    val test: Int => Boolean = m match {
+      case StartsWith(_, prefix) => row => raw.startsWith(row, prefix)
+      case EndsWith(_, suffix) => row => raw.endsWith(row, suffix)
+      case Contains(_, infix) => row => raw.contains(row, infix)
+    }
+    keepValid(vw, sel, if (negated) row => !test(row) else test)
   }
 
   private def flat(
@@ -399,24 +420,26 @@ private[core] object RowFilter {
     }
   }
 
-  /** The rows of a string or binary column equal to one of `literals`, tested straight from the
-    * vector's memory: a row's length picks the literals it can equal (often none), then its bytes
-    * are compared with those. */
-  final private class BytesIn(v: BaseVariableWidthVector, literals: Seq[Array[Byte]]) extends RowTest {
+  /** The rows of a string or binary column equal to one of `literals` (`negated`: not null and equal
+    * to none), tested straight from the vector's memory: a row's length picks the literals it can
+    * equal (often none), then its bytes are compared with those. */
+  final private class BytesIn(v: BaseVariableWidthVector, literals: Seq[Array[Byte]], negated: Boolean = false)
+      extends RowTest {
     private val raw = new RawBytes(v)
     private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
     private val longest = literals.map(_.length).max
     private val byLength = Array.tabulate(longest + 1)(n => literals.filter(_.length == n).toArray)
 
-    protected def matches(r: Int): Boolean = {
+    protected def matches(r: Int): Boolean = (validity == 0L || valid(validity, r)) && {
       val len = raw.length(r)
-      len <= longest && (validity == 0L || valid(validity, r)) && {
+      val hit = len <= longest && {
         val candidates = byLength(len)
         var k = 0
-        var hit = false
-        while (!hit && k < candidates.length) { hit = raw.sameBytes(r, candidates(k)); k += 1 }
-        hit
+        var found = false
+        while (!found && k < candidates.length) { found = raw.sameBytes(r, candidates(k)); k += 1 }
+        found
       }
+      hit != negated
     }
   }
 
@@ -437,10 +460,10 @@ private[core] object RowFilter {
       }
   }
 
-  /** The rows of an integer-domain column whose (non-null) value is in `set`, each read straight
-    * from the vector's memory, `width` bytes (16: a decimal of at most 18 digits, whose unscaled
-    * value is its low 8 bytes). */
-  final private class IntegerIn(v: FieldVector, width: Int, set: IntegerSet) extends RowTest {
+  /** The rows of an integer-domain column whose (non-null) value is in `set` (`negated`: not in
+    * it), each read straight from the vector's memory, `width` bytes (16: a decimal of at most 18
+    * digits, whose unscaled value is its low 8 bytes). */
+  final private class IntegerIn(v: FieldVector, width: Int, set: IntegerSet, negated: Boolean) extends RowTest {
     private val data = v.getDataBufferAddress
     private val validity = if (ColumnDecoder.nullCount(v) == 0) 0L else v.getValidityBufferAddress
 
@@ -451,7 +474,7 @@ private[core] object RowFilter {
         case 4 => MemoryUtil.getInt(data + 4L * r).toLong
         case 2 => MemoryUtil.getShort(data + 2L * r).toLong
         case _ => MemoryUtil.getByte(data + r).toLong
-      })
+      }) != negated
   }
 
   /** Strings and binary (4-byte offsets) read straight from the vector's memory: no bounds and
