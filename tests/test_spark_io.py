@@ -7,6 +7,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 from conftest import assert_same_as_parquet, rows_of
+from fermion_spark.dataset import FermionDataset
 
 
 def data_files(path):
@@ -142,6 +143,20 @@ def test_scan_size_estimate_is_the_smaller_of_the_files_share_and_the_rows_in_me
                 assert abs(size(cols) - min(files, in_memory)) <= 1, (cols, factor)
     finally:
         spark.conf.set("spark.sql.sources.fileCompressionFactor", previous)
+
+
+def test_scan_size_estimate_counts_the_column_files_added_to_fragments(spark, tmp_table):
+    # Columns added from expressions are written as column files beside the data files: their bytes
+    # are part of what a scan of those columns reads, as Spark's file sources count every file.
+    path = tmp_table("est_added")
+    spark.range(20000).selectExpr("id AS k").coalesce(1).write.format("fermion").save(path)
+    FermionDataset(spark, path).add_columns_from({"h": "sha2(cast(k AS string), 256)"})
+    names = data_files(path)
+    assert len(names) == 2  # the data file and its column file
+    total = sum(os.path.getsize(os.path.join(path, "data", n)) for n in names)
+    plan = spark.read.format("fermion").load(path).select("k", "h")._jdf.queryExecution().optimizedPlan()
+    size = int(str(plan.collectLeaves().head().stats().sizeInBytes()))
+    assert size == total, (size, total, names)  # every column read: the whole row width
 
 
 def test_scan_size_estimate_of_loose_files_is_their_bytes_share(spark, tmp_table):

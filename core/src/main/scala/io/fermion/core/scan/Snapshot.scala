@@ -33,7 +33,10 @@ final case class SnapshotFile(
     fieldIds: IndexedSeq[IndexedSeq[Int]] = IndexedSeq.empty,
     /** Where some fields are, by field id (see [[position]]). What a task carries instead of
       * [[fieldIds]] (see [[locating]]). */
-    located: Map[Int, Option[(Int, Int)]] = Map.empty
+    located: Map[Int, Option[(Int, Int)]] = Map.empty,
+    /** The bytes of [[columnFiles]] together, as the listing of the dataset's data files gave them
+      * (0 for a column file it did not list). */
+    columnFilesLength: Long = 0L
 ) {
 
   /** Where the manifest places field `fieldId`: None when it does not say (no lists); Some(None)
@@ -218,7 +221,9 @@ object Snapshot {
           status.getModificationTime,
           f.physicalRows,
           f.partition,
-          f.files.map(_.fieldIds)
+          f.files.map(_.fieldIds),
+          columnFilesLength = f.files.drop(1).iterator
+            .map(c => listed.get(dataset.resolvePath(c.path).getName).map(_.getLen).getOrElse(0L)).sum
         )
       }
     }

@@ -133,7 +133,8 @@ final class FermionScan(
 
   /** The size Spark's planner compares with the broadcast threshold: the smaller of two estimates.
     * Spark's own for its file sources, so that joins are planned as they would be over Parquet of
-    * the same bytes: the files' bytes (deleted rows deducted in proportion) times the share of the
+    * the same bytes: the files' bytes (column files added to fragments included, deleted rows
+    * deducted in proportion) times the share of the
     * row width the scan reads by Spark's default sizes, times `spark.sql.sources.fileCompressionFactor`.
     * And the rows the pushed filter keeps at their size in memory: the version's live rows times the
     * share of rows the filter keeps on a sample ([[io.fermion.core.scan.Scan.filteredShare]]; read
@@ -157,9 +158,8 @@ final class FermionScan(
     val rows = snapshot.liveRows
     val kept = filterShare().getOrElse(1.0)
     val liveFileBytes = snapshot.files.iterator.map { f =>
-      f.liveRows.filter(_ => f.physicalRows > 0).map(n => f.length.toDouble * n / f.physicalRows).getOrElse(
-        f.length.toDouble
-      )
+      val bytes = (f.length + f.columnFilesLength).toDouble
+      f.liveRows.filter(_ => f.physicalRows > 0).map(n => bytes * n / f.physicalRows).getOrElse(bytes)
     }.sum
     val widthShare = (RowOverheadBytes + readSchema.defaultSize).toDouble / (RowOverheadBytes + tableSchema.defaultSize)
     val fileBytes = SQLConf.get.fileCompressionFactor * liveFileBytes * math.min(1.0, widthShare)
