@@ -347,8 +347,8 @@ def test_not_in_is_pushed_and_answers_as_parquet(spark, tmp_table):
 
 def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table):
     # A filter the scan evaluates exactly and that keeps at most 1 row in 16 (estimated on a sample)
-    # or every row is taken over by the scan: Spark plans no Filter above it and reads neither the
-    # filter-only column. One keeping half the rows is left to Spark (cutting them out would copy
+    # or every row is taken over by the scan of a table too large to be broadcast whole (here: with
+    # broadcasts off): Spark plans no Filter above it and reads neither the filter-only column. One keeping half the rows is left to Spark (cutting them out would copy
     # most rows), as is every filter with filterEstimate off, and a LIKE with inner wildcards,
     # which Spark keeps for itself.
     f, p = tmp_table("exact"), tmp_table("exact_parquet")
@@ -380,12 +380,21 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         ("rare = 3 AND s NOT LIKE '%99'", {}, False, ["id", "s"]),  # a negated ENDS_WITH
         (f"rare NOT IN ({', '.join(map(str, range(49)))}) AND s NOT IN ('v7', 'v21')", {}, False, ["id", "s"]),
     ]
-    for where, options, filtered, columns in cases:
-        rows, has_filter, read = planned("fermion", where, **options)
-        expected, _, _ = planned("parquet", where)
-        assert rows == expected and len(rows) > 0, where
-        assert has_filter == filtered, (where, options)
-        assert sorted(read) == sorted(columns), (where, read)
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    try:
+        # The table is small enough to be broadcast whole: under the default threshold it keeps
+        # Spark's Filter (from which Spark plans dynamic pruning when it is a join's filtered side).
+        rows, has_filter, read = planned("fermion", "rare = 3")
+        assert rows == planned("parquet", "rare = 3")[0] and has_filter and "rare" in read
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+        for where, options, filtered, columns in cases:
+            rows, has_filter, read = planned("fermion", where, **options)
+            expected, _, _ = planned("parquet", where)
+            assert rows == expected and len(rows) > 0, where
+            assert has_filter == filtered, (where, options)
+            assert sorted(read) == sorted(columns), (where, read)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
 
 
 def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):

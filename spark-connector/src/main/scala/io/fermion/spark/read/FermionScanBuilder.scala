@@ -84,8 +84,19 @@ final class FermionScanBuilder(
   /** Whether the scan takes over the predicates it evaluates exactly although no aggregate asks it
     * to: when its filter keeps few rows or all of them, which costs the scan nothing more
     * ([[io.fermion.core.scan.Scan.exactFilterPays]]) and spares Spark its filter and the columns
-    * only that filter reads. */
-  private def exactPays: Boolean = filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays)
+    * only that filter reads. Not for a table small enough to be broadcast whole (its files' bytes
+    * at most `spark.sql.autoBroadcastJoinThreshold`, as the size estimate counts them): that spares
+    * little, while Spark plans dynamic pruning into the other side of a join only from a side that
+    * keeps a `Filter` (a date dimension filtered to one month then prunes the fact table's
+    * partitions or stripes; taken over, it did not, and the join read every partition). */
+  private def exactPays: Boolean = !broadcastWhole && filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays)
+
+  private def broadcastWhole: Boolean = {
+    val conf = org.apache.spark.sql.internal.SQLConf.get
+    val threshold = conf.autoBroadcastJoinThreshold
+    threshold > 0 &&
+    conf.fileCompressionFactor * snapshot.files.iterator.map(f => f.length + f.columnFilesLength).sum <= threshold
+  }
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
