@@ -386,6 +386,9 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         # Spark's Filter (from which Spark plans dynamic pruning when it is a join's filtered side).
         rows, has_filter, read = planned("fermion", "rare = 3")
         assert rows == planned("parquet", "rare = 3")[0] and has_filter and "rare" in read
+        # Null checks alone are not selective to Spark: taken over even there.
+        rows, has_filter, read = planned("fermion", "rare IS NOT NULL")
+        assert rows == planned("parquet", "rare IS NOT NULL")[0] and not has_filter and "rare" not in read
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
         for where, options, filtered, columns in cases:
             rows, has_filter, read = planned("fermion", where, **options)
