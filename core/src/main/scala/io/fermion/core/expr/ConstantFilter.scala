@@ -89,7 +89,7 @@ private[core] object ConstantFilter {
     * values): the leaves on those columns decided, AND and OR simplified. None: TRUE on every row
     * (no filter left). A filter FALSE on every row keeps only [[FilterExpr.Unknown]] (a scan prunes
     * such files with [[mayMatch]] before reading them). `e` is normalized first (no NOT left but over
-    * a string match, whose outcome is decided as a leaf's; so a NULL leaf rejects a row as FALSE
+    * a string match or IN, whose outcome is decided as a leaf's; so a NULL leaf rejects a row as FALSE
     * does). */
   def bind(e: FilterExpr, lookup: String => Column): Option[FilterExpr] = {
     import FilterExpr._

@@ -54,6 +54,9 @@ final case class SnapshotFile(
     if (fieldIds.isEmpty) this
     else copy(fieldIds = IndexedSeq.empty, located = located ++ ids.flatMap(id => position(id).map(id -> _)))
 
+  /** The bytes a read of all the fragment's columns opens: the data file and its column files. */
+  def bytes: Long = length + columnFilesLength
+
   /** Rows of the fragment its deletion file removes. */
   def deletedRows: Long = deletion.map(_.deletedRows).getOrElse(0L)
 

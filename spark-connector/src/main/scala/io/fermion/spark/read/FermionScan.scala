@@ -158,7 +158,7 @@ final class FermionScan(
     val rows = snapshot.liveRows
     val kept = filterShare().getOrElse(1.0)
     val liveFileBytes = snapshot.files.iterator.map { f =>
-      val bytes = (f.length + f.columnFilesLength).toDouble
+      val bytes = f.bytes.toDouble
       f.liveRows.filter(_ => f.physicalRows > 0).map(n => bytes * n / f.physicalRows).getOrElse(bytes)
     }.sum
     val widthShare = (RowOverheadBytes + readSchema.defaultSize).toDouble / (RowOverheadBytes + tableSchema.defaultSize)

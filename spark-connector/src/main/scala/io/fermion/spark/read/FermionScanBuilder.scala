@@ -107,7 +107,7 @@ final class FermionScanBuilder(
     val conf = org.apache.spark.sql.internal.SQLConf.get
     val threshold = conf.autoBroadcastJoinThreshold
     threshold > 0 &&
-    conf.fileCompressionFactor * snapshot.files.iterator.map(f => f.length + f.columnFilesLength).sum <= threshold
+    conf.fileCompressionFactor * snapshot.files.iterator.map(_.bytes).sum <= threshold
   }
 
   override def pushedPredicates(): Array[Predicate] = pushed

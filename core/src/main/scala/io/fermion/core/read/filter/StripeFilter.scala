@@ -39,8 +39,7 @@ final private[core] class StripeFilter(
       if (left.isEmpty) left else left.intersect(ranges(r, stripe, rows))
     case Or(l, r) => ranges(l, stripe, rows).union(ranges(r, stripe, rows))
     // A negated match or IN: null values fail it too, so pages of nulls only are skipped.
-    case Not(m: BytesMatch) => pagesWhere(m.column, stripe, rows)(_.mayHaveValue)
-    case Not(In(c, _)) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
+    case Not(leaf @ (_: BytesMatch | _: In)) => pagesWhere(FilterExpr.columns(leaf).head, stripe, rows)(_.mayHaveValue)
     case Unknown | Not(_) => RowRanges.all(rows)
     case IsNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveNull)
     case IsNotNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
@@ -97,8 +96,7 @@ final private[core] class StripeFilter(
   private def eval(e: FilterExpr, stripe: Int): Boolean = e match {
     case And(l, r) => eval(l, stripe) && eval(r, stripe)
     case Or(l, r) => eval(l, stripe) || eval(r, stripe)
-    case Not(m: BytesMatch) => stats(m.column, stripe).forall(_.mayHaveValue)
-    case Not(In(c, _)) => stats(c, stripe).forall(_.mayHaveValue)
+    case Not(leaf @ (_: BytesMatch | _: In)) => stats(FilterExpr.columns(leaf).head, stripe).forall(_.mayHaveValue)
     case Unknown | Not(_) => true
     case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
