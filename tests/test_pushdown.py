@@ -348,9 +348,9 @@ def test_not_in_is_pushed_and_answers_as_parquet(spark, tmp_table):
 def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table):
     # A filter the scan evaluates exactly and that keeps at most 1 row in 16 (estimated on a sample)
     # or every row is taken over by the scan of a table too large to be broadcast whole (here: with
-    # broadcasts off): Spark plans no Filter above it and reads neither the filter-only column. One keeping half the rows is left to Spark (cutting them out would copy
-    # most rows), as is every filter with filterEstimate off, and a LIKE with inner wildcards,
-    # which Spark keeps for itself.
+    # broadcasts off): Spark plans no Filter above it and reads neither the filter-only column. One
+    # keeping half the rows is left to Spark (cutting them out would copy most rows), as is every
+    # filter with filterEstimate off, and a LIKE with a `_` wildcard, which Spark keeps for itself.
     f, p = tmp_table("exact"), tmp_table("exact_parquet")
     df = spark.range(0, 40_000, 1, 2).selectExpr(
         "id", "if(id < 0, null, id % 50) AS rare", "id % 2 AS half", "concat('v', cast(id * 7 % 1000 AS string)) AS s")
@@ -374,7 +374,8 @@ def test_filters_keeping_few_or_all_rows_are_taken_over_exactly(spark, tmp_table
         ("rare IS NOT NULL", {}, False, ["id", "s"]),
         ("half = 1", {}, True, ["id", "s", "half"]),
         ("rare = 3", {"filterEstimate": "false"}, True, ["id", "s", "rare"]),
-        ("rare = 3 AND s LIKE '%9%1%'", {}, True, ["id", "s"]),  # Spark's own LIKE
+        ("rare = 3 AND s LIKE '%9%1%'", {}, False, ["id", "s"]),  # a LIKE Spark cannot push: Fermion's
+        ("rare = 3 AND s LIKE '%9_1%'", {}, True, ["id", "s"]),  # with `_`: Spark's own LIKE
         ("rare = 3 AND s LIKE '%9%'", {}, False, ["id", "s"]),  # CONTAINS
         ("s LIKE '%99'", {}, False, ["id", "s"]),  # ENDS_WITH, 1 % kept
         ("rare = 3 AND s NOT LIKE '%99'", {}, False, ["id", "s"]),  # a negated ENDS_WITH
@@ -437,3 +438,46 @@ def test_string_matches_are_pushed_and_answer_as_parquet(spark, tmp_table):
     q.collect()
     skipped, read, _ = scan_metrics(q)
     assert (skipped, read) == (1, 3)
+
+
+def test_like_patterns_spark_cannot_push_are_evaluated_by_the_scan_as_parquet_answers(spark, tmp_table):
+    # A LIKE Spark leaves as a regular expression ('%a%b%', 'a%b%c') reaches a Fermion scan as a
+    # function (PushLikePatterns) and is tested on the values' bytes: rows equal Parquet's for
+    # multi-byte characters, escaped wildcards and an ESCAPE clause, parts that overlap, newlines,
+    # nulls, NOT LIKE, OR and AND, on stored and on partition columns. Taken over where broadcasts
+    # are off (no Filter, the column not read); on a table small enough to be broadcast Spark keeps
+    # the Filter and evaluates the function itself; a pattern with `_` stays Spark's LIKE.
+    f, p = tmp_table("likes"), tmp_table("likes_parquet")
+    words = ["special requests", "special pending requests", "requests special", "straße 日本 straße",
+             "a%b_c\\d", "aXaXa", "a\nmid\nb", "", "ab", "speci requests special"]
+    df = spark.createDataFrame(
+        [(i, None if i % 11 == 0 else words[i % len(words)] + ("" if i % 3 else f" {i % 7}"), f"k{i % 4}x{i % 3}")
+         for i in range(3000)], "id INT, s STRING, k STRING")
+    df.coalesce(1).write.format("fermion").option("stripeRows", "1000").partitionBy("k").save(f)
+    df.write.partitionBy("k").parquet(p)
+    cases = ["s LIKE '%special%requests%'", "s NOT LIKE '%special%requests%'", "s LIKE '%ß%日本%'",
+             "s LIKE 'a%a%'", "s LIKE '%a%a%a%'", "s LIKE 'a\\\\%%\\\\_c%'", "s LIKE 'a!%b%c%' ESCAPE '!'",
+             "s LIKE '%mid%b%'", "s LIKE 'sp%re%ts'", "s LIKE '%special%requests%' OR id < 5",
+             "NOT (s LIKE '%re%ts' AND id > 100)", "s LIKE '%a%b_c%'", "k LIKE '%1%2'", "k NOT LIKE 'k%x%0'"]
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    try:
+        for threshold in (previous, "-1"):
+            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+            for where in cases:
+                got = rows_of(spark.read.format("fermion").load(f).where(where))
+                expected = rows_of(spark.read.parquet(p).where(where))
+                assert got == expected and len(expected) > 0, (where, threshold)
+            # with pushdown off Spark evaluates the function itself
+            off = spark.read.format("fermion").option("filterPushdown", "false").load(f)
+            assert rows_of(off.where(cases[1])) == rows_of(spark.read.parquet(p).where(cases[1]))
+        q = spark.read.format("fermion").load(f).where(cases[1]).select("id")
+        plan = q._jdf.queryExecution().executedPlan().toString()
+        assert "Not(Like(s,%special%requests%))" in plan, plan
+        assert re.search(r"\bFilter\b", plan) is None and list(batch_scans(q)[0].scan().readSchema().fieldNames()) == ["id"]
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+        plan = spark.read.format("fermion").load(f).where(cases[0])._jdf.queryExecution().executedPlan().toString()
+        assert re.search(r"Filter .*fermion_like", plan), plan
+        plan = spark.read.format("fermion").load(f).where("s LIKE '%a%b_c%'")._jdf.queryExecution().executedPlan().toString()
+        assert "Like(" not in plan and " LIKE " in plan, plan
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)

@@ -3,7 +3,7 @@ package io.fermion.core
 import scala.util.Random
 
 import io.fermion.core.expr.FilterExpr._
-import io.fermion.core.expr.{FilterExpr, FilterValue}
+import io.fermion.core.expr.{FilterExpr, FilterValue, Filters}
 import io.fermion.core.read.RowRanges
 import io.fermion.core.read.filter.RowFilter
 import io.fermion.core.schema.FermionType
@@ -157,17 +157,40 @@ class RowFilterSuite extends AnyFunSuite {
     case StartsWith(_, p) => x.exists(v => v.length >= p.length && v.take(p.length).sameElements(p))
     case EndsWith(_, p) => x.exists(v => v.length >= p.length && v.takeRight(p.length).sameElements(p))
     case Contains(_, p) => x.exists(v => v.indices.inclusive.exists(i => v.slice(i, i + p.length).sameElements(p)))
+    case l: Like => x.exists { v =>
+        val expected = likeOracle(l).matcher(new String(v, "ISO-8859-1")).matches()
+        assert(l.matches(v) == expected, s"$l on ${v.toSeq}") // the leaf's own test (partition values)
+        expected
+      }
     case Not(m: BytesMatch) => x.exists(v => !holdsBytes(m, Some(v))) // SQL: NOT of NULL is NULL
     case other => throw new IllegalArgumentException(other.toString)
   }
 
+  /** Each [[Like]] the property below made, as a regular expression over bytes (one ISO-8859-1
+    * character each) built from the parts it was made of: `.*` between them, each part quoted. */
+  private val likeOracle = scala.collection.mutable.Map.empty[Like, java.util.regex.Pattern]
+
+  private def like(parts: Seq[String]): Like = {
+    val l = Like.of("c", parts)
+    likeOracle(l) = java.util.regex.Pattern.compile(
+      parts.map(p => java.util.regex.Pattern.quote(new String(p.getBytes("UTF-8"), "ISO-8859-1"))).mkString(
+        "(?s)",
+        ".*",
+        ""
+      ),
+      java.util.regex.Pattern.DOTALL
+    )
+    l
+  }
+
   test(
-    "string and binary comparisons, IN, prefixes, suffixes and infixes, and NOT of the last four, select exactly the matching rows (property)"
+    "string and binary comparisons, IN, prefixes, suffixes, infixes and LIKE patterns, and NOT of the last five, select exactly the matching rows (property)"
   ) {
     val rnd = new Random(23)
     // Shared prefixes, equal lengths, the empty string and bytes above 0x7f (compared unsigned).
     val pool: IndexedSeq[Array[Byte]] = (IndexedSeq("", "A", "AIR", "AIR REG", "REG AIR", "AIRX", "AIR RE", "MAIL", "B")
       .map(_.getBytes("UTF-8")) ++ IndexedSeq(Array[Byte](-1), Array[Byte](65, -128), Array[Byte](0, 0, 0)) ++
+      IndexedSeq("AIR%_\\REG", "straße AIR", "日本語 AIR 日本", "AIRAIR", "\n AIR \n").map(_.getBytes("UTF-8")) ++
       IndexedSeq.fill(8)(Array.fill(rnd.nextInt(12))((rnd.nextInt(256) - 128).toByte)))
     val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
     for (binary <- Seq(false, true); _ <- 0 until 10) {
@@ -195,7 +218,14 @@ class RowFilterSuite extends AnyFunSuite {
           case _ => Contains("c", if (rnd.nextBoolean()) slice else literal)
         }
         def in = In("c", IndexedSeq.fill(1 + rnd.nextInt(6))(FilterValue.Bytes(literal)))
-        def leaf: FilterExpr = rnd.nextInt(10) match {
+        // LIKE's parts: empty, overlapping ("AIR" twice in "AIRAIR"), wildcard characters and
+        // multi-byte ones taken literally
+        val words =
+          IndexedSeq("", "", "A", "AIR", "IR", "R", " ", "REG", "%", "_", "\\", "ß", "日本", "\n", "AIRAIR", "X")
+        def likeLeaf: Like = like(Seq.fill(2 + rnd.nextInt(3))(words(rnd.nextInt(words.size))))
+        def leaf: FilterExpr = rnd.nextInt(12) match {
+          case 10 => likeLeaf
+          case 11 => Not(likeLeaf)
           case 0 => IsNull("c")
           case 1 => in
           case 2 | 3 | 4 => bytesMatch
@@ -268,6 +298,20 @@ class RowFilterSuite extends AnyFunSuite {
         }
       } finally v.close()
     }
+  }
+
+  test("LIKE patterns split at their unescaped % and print escaped; _ and stray escapes are not split") {
+    assert(Like.split("%special%requests%", '\\').contains(IndexedSeq("", "special", "requests", "")))
+    assert(Like.split("a!%b%c!!", '!').contains(IndexedSeq("a%b", "c!")))
+    assert(Like.split("50\\%%", '\\').contains(IndexedSeq("50%", "")))
+    assert(Like.split("a_b%", '\\').isEmpty && Like.split("ab\\", '\\').isEmpty && Like.split("a\\bc%", '\\').isEmpty)
+    val l = Like.of("c", Seq("5%", "a_b\\", ""))
+    assert(l.toString == "Like(c,5\\%%a\\_b\\\\%)")
+    assert(l.parts.map(new String(_, "UTF-8")).toSeq == Seq("5%", "a_b\\", ""))
+    assert(l.matches("5% and a_b\\".getBytes("UTF-8")) && !l.matches("5 and a_b\\".getBytes("UTF-8")))
+    assert(Filters.like("c", "%a%b") == Like.of("c", Seq("", "a", "b")))
+    assert(Filters.like("c", "a\\%") == Compare("c", Eq, FilterValue.Bytes("a%".getBytes("UTF-8"))))
+    assertThrows[IllegalArgumentException](Filters.like("c", "a_c%"))
   }
 
   test("string matches are equal, hash and print by their pattern's content") {

@@ -58,6 +58,8 @@ class StripeFilterSuite extends AnyFunSuite {
       Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).endsWith(p))
     case Contains(c, p) =>
       Option(value(r, c)).map(x => x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8).containsSlice(p))
+    case l: Like =>
+      Option(value(r, c = l.column)).map(x => l.matches(x.asInstanceOf[String].getBytes(StandardCharsets.UTF_8)))
     case Unknown => None
   }
 
@@ -100,7 +102,9 @@ class StripeFilterSuite extends AnyFunSuite {
         val key = f"key-${rnd.nextInt(12000)}%06d"
         val from = rnd.nextInt(key.length + 1)
         val slice = key.substring(from, from + rnd.nextInt(key.length - from + 1)).getBytes
-        rnd.nextInt(3) match {
+        rnd.nextInt(4) match {
+          // a LIKE led by a prefix of the key (stripes skipped by it), then a slice of it
+          case 3 => Like.of("s", Seq(key.take(rnd.nextInt(11)), new String(slice), ""))
           case 0 => StartsWith("s", key.take(rnd.nextInt(11)).getBytes)
           case 1 => EndsWith("s", key.takeRight(rnd.nextInt(11)).getBytes)
           case _ => Contains("s", slice)

@@ -374,6 +374,7 @@ private[core] object TransactionCodec {
       case StartsWith(c, p) => w.u8(8).u32(id(c)).bytes(p)
       case EndsWith(c, p) => w.u8(9).u32(id(c)).bytes(p)
       case Contains(c, p) => w.u8(10).u32(id(c)).bytes(p)
+      case _: Like => throw new IllegalArgumentException("a partition filter cannot hold a LIKE pattern")
       case Unknown => throw new IllegalArgumentException("a partition filter cannot hold an unknown part")
     }
   }

@@ -67,6 +67,81 @@ object FilterExpr {
         java.util.Arrays.equals(value, at, at + infix.length, infix, 0, infix.length)
       )
   }
+
+  /** SQL's `LIKE` whose only wildcard is `%`: the value's bytes are the first of [[parts]], then
+    * anything, then the next part, and so on, ending with the last part (`'%special%requests%'`:
+    * "", "special", "requests", ""). `pattern` is the parts joined by `%`, each `%`, `_` and `\`
+    * inside a part preceded by `\` ([[Like.of]]). On UTF-8 strings matching bytes is matching characters, as
+    * for [[Contains]]. */
+  final case class Like(column: String, pattern: Array[Byte]) extends BytesMatch {
+
+    /** At least two parts: the first starts the value, the last ends it. */
+    @transient lazy val parts: Array[Array[Byte]] = Like.parts(pattern)
+    def matches(value: Array[Byte]): Boolean = {
+      val first = parts(0)
+      val last = parts(parts.length - 1)
+      val end = value.length - last.length
+      if (end < first.length || !startsAt(value, 0, first) || !startsAt(value, end, last)) return false
+      var from = first.length
+      var k = 1
+      while (k < parts.length - 1) {
+        val part = parts(k)
+        while (from + part.length <= end && !startsAt(value, from, part)) from += 1
+        if (from + part.length > end) return false
+        from += part.length
+        k += 1
+      }
+      true
+    }
+    private def startsAt(value: Array[Byte], at: Int, part: Array[Byte]): Boolean =
+      java.util.Arrays.equals(value, at, at + part.length, part, 0, part.length)
+  }
+
+  object Like {
+
+    /** The `Like` of `parts` (at least two): joined by `%`, with `%`, `_` and `\` escaped in each. */
+    def of(column: String, parts: Seq[String]): Like = {
+      require(parts.size >= 2, "a LIKE pattern has at least one %")
+      Like(
+        column,
+        parts.map(_.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")).mkString("%")
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8)
+      )
+    }
+
+    /** The parts of a SQL `LIKE` pattern between its `%` wildcards, `escape` making the character
+      * after it literal (`%`, `_` or `escape` itself); None when the pattern has a `_` wildcard or
+      * an `escape` before another character or at its end (patterns this leaf does not express). */
+    def split(pattern: String, escape: Char): Option[IndexedSeq[String]] = {
+      val parts = IndexedSeq.newBuilder[String]
+      val part = new StringBuilder
+      var i = 0
+      while (i < pattern.length) {
+        val c = pattern.charAt(i)
+        if (c == escape) {
+          if (i + 1 == pattern.length) return None
+          val next = pattern.charAt(i + 1)
+          if (next != '%' && next != '_' && next != escape) return None
+          part += next
+          i += 2
+        } else if (c == '_') return None
+        else {
+          if (c == '%') { parts += part.result(); part.clear() }
+          else part += c
+          i += 1
+        }
+      }
+      parts += part.result()
+      Some(parts.result())
+    }
+
+    private def parts(pattern: Array[Byte]): Array[Array[Byte]] =
+      split(new String(pattern, java.nio.charset.StandardCharsets.UTF_8), '\\').filter(_.size >= 2)
+        .getOrElse(throw new IllegalArgumentException(
+          s"not a LIKE pattern of % wildcards: ${new String(pattern, java.nio.charset.StandardCharsets.UTF_8)}"
+        ))
+        .map(_.getBytes(java.nio.charset.StandardCharsets.UTF_8)).toArray
+  }
   final case class IsNull(column: String) extends FilterExpr
   final case class IsNotNull(column: String) extends FilterExpr
   final case class And(left: FilterExpr, right: FilterExpr) extends FilterExpr
@@ -102,6 +177,7 @@ object FilterExpr {
     case StartsWith(c, p) => StartsWith(f(c), p)
     case EndsWith(c, p) => EndsWith(f(c), p)
     case Contains(c, p) => Contains(f(c), p)
+    case Like(c, p) => Like(f(c), p)
     case IsNull(c) => IsNull(f(c))
     case IsNotNull(c) => IsNotNull(f(c))
     case And(l, r) => And(mapColumns(l, f), mapColumns(r, f))

@@ -45,6 +45,15 @@ object Filters {
     StartsWith(column, prefix.getBytes(StandardCharsets.UTF_8))
   def endsWith(column: String, suffix: String): FilterExpr = EndsWith(column, suffix.getBytes(StandardCharsets.UTF_8))
   def contains(column: String, infix: String): FilterExpr = Contains(column, infix.getBytes(StandardCharsets.UTF_8))
+
+  /** SQL's `column LIKE pattern` (escape `\`) for patterns whose only wildcard is `%`, such as
+    * `'%special%requests%'`; a pattern with a `_` wildcard is an IllegalArgumentException. */
+  def like(column: String, pattern: String): FilterExpr =
+    Like.split(pattern, '\\') match {
+      case Some(Seq(only)) => Compare(column, Eq, FilterValue.Bytes(only.getBytes(StandardCharsets.UTF_8)))
+      case Some(parts) => Like.of(column, parts)
+      case None => throw new IllegalArgumentException(s"LIKE pattern with a _ wildcard or a stray escape: $pattern")
+    }
   def isNull(column: String): FilterExpr = IsNull(column)
   def isNotNull(column: String): FilterExpr = IsNotNull(column)
   @scala.annotation.varargs

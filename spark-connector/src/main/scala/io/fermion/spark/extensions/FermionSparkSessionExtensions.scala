@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{AlterTableCommand, LogicalPl
 /** Fermion's Spark session extensions: the SQL table commands (DESCRIBE HISTORY / DETAIL,
   * OPTIMIZE, VACUUM, RESTORE, tags; [[FermionSqlParser]]), Fermion's session catalog installed when
   * none is configured, a check that fails loudly when a Fermion table is altered through a
-  * session catalog that cannot do it, [[PrepareAggregatePushdown]], and the planning of
+  * session catalog that cannot do it, [[PrepareAggregatePushdown]], [[PushLikePatterns]], and the planning of
   * lookups of few rows read on the driver ([[io.fermion.spark.read.FermionLocalTakeStrategy]]).
   *
   * Spark loads it by itself from the jar (`META-INF/services`: a `SparkSessionExtensionsProvider`),
@@ -28,6 +28,7 @@ class FermionSparkSessionExtensions extends SparkSessionExtensionsProvider {
     }
     extensions.injectCheckRule(session => plan => FermionSparkSessionExtensions.check(session, plan))
     extensions.injectOptimizerRule(_ => PrepareAggregatePushdown)
+    extensions.injectOptimizerRule(_ => PushLikePatterns)
     extensions.injectPlannerStrategy(_ => io.fermion.spark.read.FermionLocalTakeStrategy)
   }
 }

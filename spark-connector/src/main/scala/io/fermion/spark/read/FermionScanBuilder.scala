@@ -90,9 +90,21 @@ final class FermionScanBuilder(
     * the other side of a join only from a side that keeps such a `Filter` (a date dimension
     * filtered to one month then prunes the fact table's partitions or stripes; taken over, it did
     * not, and the join read every partition). Null checks alone are not selective to Spark and are
-    * taken over (kept, they slowed TPC-H Q8's broadcast dimensions by about 10 %). */
+    * taken over (kept, they slowed TPC-H Q8's broadcast dimensions by about 10 %). A `LIKE` pattern
+    * ([[LikeFunction]]) is taken over whatever share it keeps: Spark would test it row by row on
+    * its rows, which costs more than the scan's copy of the matches (TPC-H Q13's `NOT LIKE` keeps
+    * 99 % of `orders`). */
   private def exactPays: Boolean =
-    !(broadcastWhole && filter.exists(likelySelective)) && filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays)
+    !(broadcastWhole && filter.exists(likelySelective)) &&
+      (filter.exists(hasLike) || filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays))
+
+  private def hasLike(e: FilterExpr): Boolean = e match {
+    case _: FilterExpr.Like => true
+    case FilterExpr.And(l, r) => hasLike(l) || hasLike(r)
+    case FilterExpr.Or(l, r) => hasLike(l) || hasLike(r)
+    case FilterExpr.Not(c) => hasLike(c)
+    case _ => false
+  }
 
   /** Spark's `PartitionPruning.isLikelySelective`, on the translated filter. */
   private def likelySelective(e: FilterExpr): Boolean = e match {

@@ -42,6 +42,7 @@ object SparkPredicateTranslation {
           case FilterValue.Bytes(b) => matching(f.name, b)
           case _ => Unknown
         }).getOrElse(Unknown)
+      case "BOOLEAN_EXPRESSION" => likeOf(kids(0), schema).getOrElse(Unknown)
       case "IN" if prefixOf(kids(0), schema).nonEmpty =>
         prefixes(kids(0), kids.drop(1).toSeq, schema).getOrElse(Unknown)
       case "=" if prefixOf(kids(0), schema).nonEmpty => prefixes(kids(0), Seq(kids(1)), schema).getOrElse(Unknown)
@@ -65,6 +66,21 @@ object SparkPredicateTranslation {
       case _ => Unknown
     }
   }
+
+  /** A [[LikeFunction]] of a string column and its pattern, as Spark hands it (in a
+    * `BOOLEAN_EXPRESSION`): the pattern's [[Like]], negated for `NOT LIKE`. */
+  private def likeOf(e: org.apache.spark.sql.connector.expressions.Expression, schema: StructType): Option[FilterExpr] =
+    e match {
+      case u: org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc
+          if (u.name() == LikeFunction.LikeName || u.name() == LikeFunction.NotLikeName) && u.children().length == 2 =>
+        (column(u.children()(0), schema), u.children()(1)) match {
+          case (Some(f), p: Literal[_]) if f.dataType == StringType && p.value().isInstanceOf[UTF8String] =>
+            val like = Like(f.name, p.value().asInstanceOf[UTF8String].getBytes)
+            scala.util.Try(like.parts).toOption.map(_ => if (u.name() == LikeFunction.NotLikeName) Not(like) else like)
+          case _ => None
+        }
+      case _ => None
+    }
 
   /** `substring(c, 1, k)` of a string column `c` (default collation): the column and `k`. */
   private def prefixOf(

@@ -201,6 +201,7 @@ private[core] object RowFilter {
       case StartsWith(_, prefix) => row => raw.startsWith(row, prefix)
       case EndsWith(_, suffix) => row => raw.endsWith(row, suffix)
       case Contains(_, infix) => row => raw.contains(row, infix)
+      case like: Like => val parts = like.parts; row => raw.like(row, parts)
     }
     keepValid(vw, sel, if (negated) row => !test(row) else test)
   }
@@ -499,18 +500,40 @@ private[core] object RowFilter {
       n >= suffix.length && sameBytesAt(data + start(row) + n - suffix.length, suffix)
     }
 
-    /** Whether `infix` occurs in the row's bytes: each place its first byte occurs is checked. */
-    def contains(row: Int, infix: Array[Byte]): Boolean = {
-      if (infix.length == 0) return true
+    /** Whether `infix` occurs in the row's bytes. */
+    def contains(row: Int, infix: Array[Byte]): Boolean = indexOf(data + start(row), 0, length(row), infix) >= 0
+
+    /** Whether the row's bytes are `parts(0)`, anything, `parts(1)`, ..., anything, the last part
+      * ([[FilterExpr.Like]]): each middle part found at its first place after the one before. */
+    def like(row: Int, parts: Array[Array[Byte]]): Boolean = {
       val at = data + start(row)
-      val last = length(row) - infix.length
+      val first = parts(0)
+      val last = parts(parts.length - 1)
+      val end = length(row) - last.length
+      if (end < first.length || !sameBytesAt(at, first) || !sameBytesAt(at + end, last)) return false
+      var from = first.length
+      var k = 1
+      while (k < parts.length - 1) {
+        val found = indexOf(at, from, end, parts(k))
+        if (found < 0) return false
+        from = found + parts(k).length
+        k += 1
+      }
+      true
+    }
+
+    /** The first place in `[from, end)` of the bytes at `at` where `infix` starts, or -1: each place
+      * its first byte occurs is checked. */
+    private def indexOf(at: Long, from: Int, end: Int, infix: Array[Byte]): Int = {
+      if (infix.length == 0) return from
+      val last = end - infix.length
       val first = infix(0)
-      var i = 0
+      var i = from
       while (i <= last) {
-        if (MemoryUtil.getByte(at + i) == first && sameBytesAt(at + i, infix)) return true
+        if (MemoryUtil.getByte(at + i) == first && sameBytesAt(at + i, infix)) return i
         i += 1
       }
-      false
+      -1
     }
 
     /** Whether the row's first `lit.length` bytes (it has that many) are `lit`'s. */

@@ -51,6 +51,8 @@ final private[core] class StripeFilter(
       val present = vs.filter(v => bloomAllows(c, stripe, Seq(v)))
       pagesWhere(c, stripe, rows)(s => s.mayHaveValue && present.exists(v => s.compare(Eq, v)))
     case StartsWith(c, p) => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.startsWith(p))
+    case like: Like if like.parts(0).nonEmpty =>
+      pagesWhere(like.column, stripe, rows)(s => s.mayHaveValue && s.startsWith(like.parts(0)))
     // Bounds say nothing of a value's end or middle: only pages of nulls are left out.
     case m: BytesMatch => pagesWhere(m.column, stripe, rows)(_.mayHaveValue)
   }
@@ -110,6 +112,8 @@ final private[core] class StripeFilter(
       val s = stats(c, stripe)
       s.forall(_.mayHaveValue) && vs.exists(v => s.forall(_.compare(Eq, v)) && bloomAllows(c, stripe, Seq(v)))
     case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
+    case like: Like if like.parts(0).nonEmpty =>
+      stats(like.column, stripe).forall(s => s.mayHaveValue && s.startsWith(like.parts(0)))
     case m: BytesMatch => stats(m.column, stripe).forall(_.mayHaveValue)
   }
 
