@@ -294,4 +294,35 @@ class StripeFilterSuite extends AnyFunSuite {
       assert(kept.size == 2, s"a long IN list kept stripes $kept")
     } finally reader.close()
   }
+
+  test("NOT IN skips stripes and pages whose values are all listed, and none holding another value") {
+    // k in runs of 300 equal keys (a null every 97 rows); stripes of 250 rows, pages of 128 keys.
+    val rows = testRows(new Random(5), 10000).zipWithIndex.map { case (r, i) =>
+      r.copy(k = if (i % 97 == 0) null else java.lang.Long.valueOf(i / 300))
+    }
+    val reader = open(writeRows(rows, WriterOptions(stripeMaxRows = 250, pageSize = 1024)))
+    try {
+      val notIn = Not(In("k", IndexedSeq(2L, 3L, 7L, 19L).map(FilterValue.Integral)))
+      val sf = new StripeFilter(reader, notIn)
+      var pageRowsSkipped = 0
+      (0 until reader.numStripes).foreach { s =>
+        val first = reader.stripes.firstRows(s).toInt
+        val inStripe = rows.slice(first, reader.stripes.firstRows(s + 1).toInt)
+        val matching = inStripe.indices.filter(i => matches(notIn, inStripe(i)).contains(true))
+        val keys = inStripe.flatMap(r => Option(r.k)).distinct
+        if (!sf.mightMatch(s)) assert(matching.isEmpty, s"stripe $s skipped with rows to keep")
+        // exact for a stripe of one listed key (min = max), whatever nulls lie among them
+        if (keys.size == 1 && matching.isEmpty) assert(!sf.mightMatch(s), s"stripe $s of key ${keys.head} kept")
+        if (matching.nonEmpty) {
+          val ranges = sf.rowRanges(s)
+          matching.foreach(i => assert(ranges.countIn(i, i + 1) == 1, s"stripe $s dropped its row $i"))
+          pageRowsSkipped += inStripe.size - ranges.rowCount
+        }
+      }
+      // key 19 fills stripe 23 (rows 5,750-5,999); stripe 3 holds keys 2 and 3, both listed, but
+      // its bounds do not say so (only its pages of one key go)
+      assert(!sf.mightMatch(23) && sf.mightMatch(3) && sf.mightMatch(22))
+      assert(pageRowsSkipped > 0, "no page of listed keys skipped in the stripes kept")
+    } finally reader.close()
+  }
 }

@@ -38,8 +38,9 @@ final private[core] class StripeFilter(
       val left = ranges(l, stripe, rows)
       if (left.isEmpty) left else left.intersect(ranges(r, stripe, rows))
     case Or(l, r) => ranges(l, stripe, rows).union(ranges(r, stripe, rows))
-    // A negated match or IN: null values fail it too, so pages of nulls only are skipped.
-    case Not(leaf @ (_: BytesMatch | _: In)) => pagesWhere(FilterExpr.columns(leaf).head, stripe, rows)(_.mayHaveValue)
+    case Not(In(c, vs)) => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && mayHaveOtherThan(s, vs))
+    // A negated match: null values fail it too, so pages of nulls only are skipped.
+    case Not(leaf: BytesMatch) => pagesWhere(leaf.column, stripe, rows)(_.mayHaveValue)
     case Unknown | Not(_) => RowRanges.all(rows)
     case IsNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveNull)
     case IsNotNull(c) => pagesWhere(c, stripe, rows)(_.mayHaveValue)
@@ -98,7 +99,8 @@ final private[core] class StripeFilter(
   private def eval(e: FilterExpr, stripe: Int): Boolean = e match {
     case And(l, r) => eval(l, stripe) && eval(r, stripe)
     case Or(l, r) => eval(l, stripe) || eval(r, stripe)
-    case Not(leaf @ (_: BytesMatch | _: In)) => stats(FilterExpr.columns(leaf).head, stripe).forall(_.mayHaveValue)
+    case Not(In(c, vs)) => stats(c, stripe).forall(s => s.mayHaveValue && mayHaveOtherThan(s, vs))
+    case Not(leaf: BytesMatch) => stats(leaf.column, stripe).forall(_.mayHaveValue)
     case Unknown | Not(_) => true
     case IsNull(c) => stats(c, stripe).forall(_.mayHaveNull)
     case IsNotNull(c) => stats(c, stripe).forall(_.mayHaveValue)
@@ -118,6 +120,12 @@ final private[core] class StripeFilter(
   }
 
   /** Filters read so far (a predicate may test one column several times). */
+  /** Whether a non-null value of a stripe or page may lie outside `values` (NOT IN): not when its
+    * bounds hold one value (min = max) that the list holds. Null values fail NOT IN too. Lists
+    * longer than a join's broadcast keys are not searched. */
+  private def mayHaveOtherThan(s: ColumnStripeStats, values: IndexedSeq[FilterValue]): Boolean =
+    values.size > 1024 || values.forall(v => s.compare(NotEq, v))
+
   private val blooms =
     scala.collection.mutable.HashMap.empty[(String, Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
 
