@@ -461,15 +461,23 @@ def test_like_patterns_spark_cannot_push_are_evaluated_by_the_scan_as_parquet_an
              "NOT (s LIKE '%re%ts' AND id > 100)", "s LIKE '%a%b_c%'", "k LIKE '%1%2'", "k NOT LIKE 'k%x%0'"]
     previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     try:
+        def answers(reader):
+            # every case in one job (each scan keeps its own pushdown): rows tagged by case
+            tagged = [reader().where(w).select(F.lit(i).alias("case"), "id", "s", "k") for i, w in enumerate(cases)]
+            got = {i: [] for i in range(len(cases))}
+            for r in functools.reduce(lambda a, b: a.unionAll(b), tagged).collect():
+                got[r.case].append((r.id, r.s, r.k))
+            return {i: sorted(v, key=repr) for i, v in got.items()}
+
         for threshold in (previous, "-1"):
             spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
-            for where in cases:
-                got = rows_of(spark.read.format("fermion").load(f).where(where))
-                expected = rows_of(spark.read.parquet(p).where(where))
-                assert got == expected and len(expected) > 0, (where, threshold)
+            expected = answers(lambda: spark.read.parquet(p))
             # with pushdown off Spark evaluates the function itself
-            off = spark.read.format("fermion").option("filterPushdown", "false").load(f)
-            assert rows_of(off.where(cases[1])) == rows_of(spark.read.parquet(p).where(cases[1]))
+            for reader in (lambda: spark.read.format("fermion").load(f),
+                           lambda: spark.read.format("fermion").option("filterPushdown", "false").load(f)):
+                got = answers(reader)
+                for i, where in enumerate(cases):
+                    assert got[i] == expected[i] and len(expected[i]) > 0, (where, threshold)
         q = spark.read.format("fermion").load(f).where(cases[1]).select("id")
         plan = q._jdf.queryExecution().executedPlan().toString()
         assert "Not(Like(s,%special%requests%))" in plan, plan
@@ -481,3 +489,49 @@ def test_like_patterns_spark_cannot_push_are_evaluated_by_the_scan_as_parquet_an
         assert "Like(" not in plan and " LIKE " in plan, plan
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+
+
+@pytest.fixture(scope="module")
+def like_table(spark, tmp_path_factory):
+    # Short strings of a few letters, multi-byte characters and the wildcard and escape characters
+    # themselves (nulls among them), so that random patterns match some rows and miss others.
+    import random
+    rnd = random.Random(3)
+    letters = ["a", "b", "ß", "日", "%", "_", "\\"]
+    rows = [(i, None if i % 17 == 0 else "".join(rnd.choice(letters) for _ in range(rnd.randint(0, 6))))
+            for i in range(3000)]
+    df = spark.createDataFrame(rows, "id INT, s STRING")
+    base = tmp_path_factory.mktemp("likes")
+    f, p = str(base / "f"), str(base / "p")
+    df.coalesce(1).write.format("fermion").option("stripeRows", "500").option("pageRows", "128").save(f)
+    df.write.parquet(p)
+    return f, p
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tokens=st.lists(st.sampled_from(["a", "b", "ß", "日", "%", "%", "_", "\\%", "\\_", "\\\\"]), max_size=6),
+       negated=st.booleans(), threshold=st.sampled_from(["-1", "10485760"]))
+def test_random_like_patterns_same_results(spark, like_table, tokens, negated, threshold):
+    # Any LIKE pattern (wildcards, escaped wildcards, multi-byte characters), as a Fermion scan
+    # evaluates it (taken over, or left to Spark's Filter on a table small enough to be broadcast)
+    # and as Spark evaluates it (pushdown off, and over Parquet): the same rows.
+    f, p = like_table
+    pattern = "".join(tokens)
+    cond = F.col("s").like(pattern)
+    if negated:
+        cond = ~cond
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    try:
+        reads = (spark.read.format("fermion").load(f),
+                 spark.read.format("fermion").option("filterPushdown", "false").load(f),
+                 spark.read.parquet(p))
+        tagged = [df.where(cond).select(F.lit(i).alias("read"), "id") for i, df in enumerate(reads)]
+        got = {0: [], 1: [], 2: []}
+        for r in functools.reduce(lambda a, b: a.unionAll(b), tagged).collect():
+            got[r.read].append(r.id)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+    expected = sorted(got[2])
+    assert sorted(got[0]) == expected, (pattern, negated)
+    assert sorted(got[1]) == expected, (pattern, negated)
