@@ -445,8 +445,8 @@ def test_like_patterns_spark_cannot_push_are_evaluated_by_the_scan_as_parquet_an
     # function (PushLikePatterns) and is tested on the values' bytes: rows equal Parquet's for
     # multi-byte characters, escaped wildcards and an ESCAPE clause, parts that overlap, newlines,
     # nulls, NOT LIKE, OR and AND, on stored and on partition columns. Taken over where broadcasts
-    # are off (no Filter, the column not read); on a table small enough to be broadcast Spark keeps
-    # the Filter and evaluates the function itself; a pattern with `_` stays Spark's LIKE.
+    # are off (no Filter, the column not read), evaluated by Spark as the same function with
+    # pushdown off; a table small enough to be broadcast, and a pattern with `_`, keep Spark's LIKE.
     f, p = tmp_table("likes"), tmp_table("likes_parquet")
     words = ["special requests", "special pending requests", "requests special", "straße 日本 straße",
              "a%b_c\\d", "aXaXa", "a\nmid\nb", "", "ab", "speci requests special"]
@@ -482,9 +482,15 @@ def test_like_patterns_spark_cannot_push_are_evaluated_by_the_scan_as_parquet_an
         plan = q._jdf.queryExecution().executedPlan().toString()
         assert "Not(Like(s,%special%requests%))" in plan, plan
         assert re.search(r"\bFilter\b", plan) is None and list(batch_scans(q)[0].scan().readSchema().fieldNames()) == ["id"]
+        # pushdown off, on a table too large to be broadcast: Spark evaluates the function itself
+        plan = spark.read.format("fermion").option("filterPushdown", "false").load(f).where(cases[0]) \
+            ._jdf.queryExecution().executedPlan().toString()
+        assert re.search(r"Filter .*fermion_like", plan), plan
+        # A table small enough to be broadcast keeps Spark's own LIKE (from which Spark plans
+        # dynamic pruning of a join's other side)
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
         plan = spark.read.format("fermion").load(f).where(cases[0])._jdf.queryExecution().executedPlan().toString()
-        assert re.search(r"Filter .*fermion_like", plan), plan
+        assert "fermion_like" not in plan and " LIKE " in plan, plan
         plan = spark.read.format("fermion").load(f).where("s LIKE '%a%b_c%'")._jdf.queryExecution().executedPlan().toString()
         assert "Like(" not in plan and " LIKE " in plan, plan
     finally:

@@ -2,7 +2,7 @@ package io.fermion.spark.extensions
 
 import io.fermion.core.expr.FilterExpr
 import io.fermion.spark.FermionTable
-import io.fermion.spark.read.LikeFunction
+import io.fermion.spark.read.{FermionScanBuilder, LikeFunction}
 import org.apache.spark.sql.catalyst.expressions.{ApplyFunctionExpression, Attribute, Expression, Like, Literal, Not}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -17,10 +17,14 @@ import org.apache.spark.unsafe.types.UTF8String
   * `LIKE` (or `NOT LIKE`) of a column of binary-collated strings with a literal pattern whose only
   * wildcard is `%` becomes [[LikeFunction]], which Spark offers the scan as a pushed predicate; the
   * scan tests its bytes (and takes it over, see `FermionScanBuilder.exactPays`). Other patterns
-  * (`_`, a non-literal pattern, other collations) stay Spark's. */
+  * (`_`, a non-literal pattern, other collations) stay Spark's, and so does every `LIKE` over a
+  * table small enough to be broadcast whole: Spark plans dynamic pruning of a join's other side
+  * only from a filter it deems selective, which a `LIKE` is and a function is not, and such a
+  * table's filters stay in Spark's `Filter` anyway. */
 object PushLikePatterns extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
-    case f @ Filter(condition, r: DataSourceV2Relation) if r.table.isInstanceOf[FermionTable] =>
+    case f @ Filter(condition, DataSourceV2Relation(table: FermionTable, _, _, _, _, _))
+        if condition.exists(_.isInstanceOf[Like]) && !FermionScanBuilder.broadcastWhole(table.snapshot) =>
       val rewritten = condition.transformDown {
         case Not(l: Like) => function(l, negated = true).getOrElse(Not(l))
         case l: Like => function(l, negated = false).getOrElse(l)

@@ -115,12 +115,7 @@ final class FermionScanBuilder(
     case _ => true
   }
 
-  private def broadcastWhole: Boolean = {
-    val conf = org.apache.spark.sql.internal.SQLConf.get
-    val threshold = conf.autoBroadcastJoinThreshold
-    threshold > 0 &&
-    conf.fileCompressionFactor * snapshot.files.iterator.map(_.bytes).sum <= threshold
-  }
+  private def broadcastWhole: Boolean = FermionScanBuilder.broadcastWhole(snapshot)
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
@@ -191,5 +186,19 @@ final class FermionScanBuilder(
       clusteredKeys = readerOptions.runtimeFilters,
       filterShare = () => filterShare
     )
+  }
+}
+
+object FermionScanBuilder {
+
+  /** Whether the table of `snapshot` is small enough for Spark to broadcast whole: its files' bytes
+    * (column files included), times `spark.sql.sources.fileCompressionFactor`, at most
+    * `spark.sql.autoBroadcastJoinThreshold`, as the scan's size estimate counts them. Its selective
+    * filters stay in Spark's `Filter`, from which Spark plans dynamic pruning. */
+  def broadcastWhole(snapshot: Snapshot): Boolean = {
+    val conf = org.apache.spark.sql.internal.SQLConf.get
+    val threshold = conf.autoBroadcastJoinThreshold
+    threshold > 0 &&
+    conf.fileCompressionFactor * snapshot.files.iterator.map(_.bytes).sum <= threshold
   }
 }
