@@ -93,9 +93,9 @@ final class FermionScanBuilder(
     * taken over (kept, they slowed TPC-H Q8's broadcast dimensions by about 10 %). A `LIKE` pattern
     * ([[LikeFunction]]) is taken over whatever share it keeps: Spark would test it row by row on
     * its rows, which costs more than the scan's copy of the matches (TPC-H Q13's `NOT LIKE` keeps
-    * 99 % of `orders`). */
+    * 99 % of `orders`). With `filterEstimate` off nothing is taken over. */
   private def exactPays: Boolean =
-    !(broadcastWhole && filter.exists(likelySelective)) &&
+    readerOptions.filterEstimate && !(broadcastWhole && filter.exists(likelySelective)) &&
       (filter.exists(hasLike) || filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays))
 
   private def hasLike(e: FilterExpr): Boolean = e match {
