@@ -248,7 +248,8 @@ object OptionRegistry {
     "the size the scan reports to Spark's planner is at most that of the rows its pushed predicates keep, in " +
       "memory, estimated on a sample (statistics, then the first rows of a few stripes of up to 8 files; only the " +
       "predicates' columns are read): a filtered side of a join small enough is broadcast. The same sample decides " +
-      "whether the scan returns exactly the rows its predicates keep when they keep at most 1 row in 16 or all of them, so that Spark drops its own filter and the columns " +
+      "whether the scan returns exactly the rows its predicates keep when they keep at most 1 row in 16 or all of " +
+      "them (a LIKE pattern of % wildcards, whatever it keeps), so that Spark drops its own filter and the columns " +
       "only that filter reads"
   )(bool)
   val TakeWholePages: OptionSpec[Boolean] = spec(

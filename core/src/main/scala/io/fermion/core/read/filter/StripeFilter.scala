@@ -52,8 +52,8 @@ final private[core] class StripeFilter(
       val present = vs.filter(v => bloomAllows(c, stripe, Seq(v)))
       pagesWhere(c, stripe, rows)(s => s.mayHaveValue && present.exists(v => s.compare(Eq, v)))
     case StartsWith(c, p) => pagesWhere(c, stripe, rows)(s => s.mayHaveValue && s.startsWith(p))
-    case like: Like if like.parts(0).nonEmpty =>
-      pagesWhere(like.column, stripe, rows)(s => s.mayHaveValue && s.startsWith(like.parts(0)))
+    // A pattern's first part is a prefix its values start with.
+    case like: Like if like.parts(0).nonEmpty => ranges(StartsWith(like.column, like.parts(0)), stripe, rows)
     // Bounds say nothing of a value's end or middle: only pages of nulls are left out.
     case m: BytesMatch => pagesWhere(m.column, stripe, rows)(_.mayHaveValue)
   }
@@ -114,18 +114,17 @@ final private[core] class StripeFilter(
       val s = stats(c, stripe)
       s.forall(_.mayHaveValue) && vs.exists(v => s.forall(_.compare(Eq, v)) && bloomAllows(c, stripe, Seq(v)))
     case StartsWith(c, p) => stats(c, stripe).forall(s => s.mayHaveValue && s.startsWith(p))
-    case like: Like if like.parts(0).nonEmpty =>
-      stats(like.column, stripe).forall(s => s.mayHaveValue && s.startsWith(like.parts(0)))
+    case like: Like if like.parts(0).nonEmpty => eval(StartsWith(like.column, like.parts(0)), stripe)
     case m: BytesMatch => stats(m.column, stripe).forall(_.mayHaveValue)
   }
 
-  /** Filters read so far (a predicate may test one column several times). */
   /** Whether a non-null value of a stripe or page may lie outside `values` (NOT IN): not when its
     * bounds hold one value (min = max) that the list holds. Null values fail NOT IN too. Lists
     * longer than a join's broadcast keys are not searched. */
   private def mayHaveOtherThan(s: ColumnStripeStats, values: IndexedSeq[FilterValue]): Boolean =
     values.size > 1024 || values.forall(v => s.compare(NotEq, v))
 
+  /** Filters read so far (a predicate may test one column several times). */
   private val blooms =
     scala.collection.mutable.HashMap.empty[(String, Int, Int), Option[io.fermion.core.bloom.SplitBlockBloomFilter]]
 
