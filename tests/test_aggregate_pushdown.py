@@ -95,7 +95,7 @@ def close(a, b):
 def test_random_aggregate_queries_match_parquet_and_the_rows(spark, tables):
     rnd = random.Random(7)
     pushed = 0
-    for i in range(45):
+    for i in range(30):
         q = random_query(rnd, "agg_f")
         df = spark.sql(q)
         plan = plan_of(df)
@@ -107,7 +107,7 @@ def test_random_aggregate_queries_match_parquet_and_the_rows(spark, tables):
         if "Aggregates:" in plan:
             pushed += 1
             assert "HashAggregate" in plan or "SortAggregate" in plan or "ObjectHashAggregate" in plan
-    assert pushed >= 30, f"only {pushed} of 45 queries were computed in the scan"
+    assert pushed >= 20, f"only {pushed} of 30 queries were computed in the scan"
 
 
 def test_tpch_shapes_are_computed_in_the_scan(spark, tables):

@@ -97,7 +97,7 @@ def predicates(draw, depth=2):
     return f"({draw(predicates(depth - 1))}) {op} ({draw(predicates(depth - 1))})"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pred=predicates())
 def test_random_predicates_same_results(spark, table, pred):
     f, p = table

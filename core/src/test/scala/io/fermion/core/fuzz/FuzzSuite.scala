@@ -12,7 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 class FuzzSuite extends AnyFunSuite {
   private val budgetMillis = sys.props.get("fermion.fuzz.millis").map(_.toLong).getOrElse(20000L)
   private val maxCases = sys.props.get("fermion.fuzz.cases").map(_.toLong).getOrElse(20000L)
-  private val headerPages = sys.props.get("fermion.fuzz.headerPages").map(_.toInt).getOrElse(4)
+  private val headerPages = sys.props.get("fermion.fuzz.headerPages").map(_.toInt).getOrElse(2)
 
   test("fixed-seed fuzz: no untyped exception, wrong result, hang or leak") {
     val runner = new FuzzRunner(seed = 20261123L)

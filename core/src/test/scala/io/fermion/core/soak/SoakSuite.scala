@@ -8,8 +8,8 @@ import org.scalatest.funsuite.AnyFunSuite
   * worker JVMs killed with SIGKILL in the middle of dataset operations, and several worker JVMs
   * committing at once; the dataset must always open at a committed version with exactly its rows. */
 class SoakSuite extends AnyFunSuite {
-  private val kills = sys.props.get("fermion.soak.kills").map(_.toInt).getOrElse(10)
-  private val seconds = sys.props.get("fermion.soak.seconds").map(_.toInt).getOrElse(12)
+  private val kills = sys.props.get("fermion.soak.kills").map(_.toInt).getOrElse(6)
+  private val seconds = sys.props.get("fermion.soak.seconds").map(_.toInt).getOrElse(8)
 
   test(s"crash soak: $kills workers killed mid-operation lose no commit and leave no partial version") {
     val dir = Files.createTempDirectory("fermion-crash-soak").toFile
