@@ -331,7 +331,7 @@ def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
     script.write_text(WRITER)
     procs = [subprocess.Popen([sys.executable, str(script), path, str(w), "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=child_env())
-             for w in range(3)]
+             for w in range(2)]  # two PySpark JVMs (the test's cost) race for every version
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
@@ -344,7 +344,7 @@ def test_concurrent_writers_in_separate_processes(spark, tmp_table, tmp_path):
                 expected |= set(range(start, start + 100))
             elif word == "deleted":
                 expected.discard(start)
-    assert len(expected) >= 3 * 4 * 99
+    assert len(expected) >= 2 * 4 * 99
     assert set(ids(spark.read.format("fermion").load(path))) == expected
     # Every version stays readable, and appends and deletes of 100 ids each leave positive counts; one job.
     latest = FermionDataset(spark, path).latest_version()
