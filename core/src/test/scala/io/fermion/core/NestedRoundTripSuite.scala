@@ -162,4 +162,62 @@ class NestedRoundTripSuite extends AnyFunSuite {
     val back = readAll(file).head
     assert(back == expected.map(v => if (v == null) null else v.map(x => java.lang.Long.valueOf(x): AnyRef)))
   }
+
+  test("a list or map read without its elements holds each row's length, null and empty rows 0, on every encoding") {
+    val list = f("l", true, ArrowType.List.INSTANCE, f("element", true, i64))
+    val map = f(
+      "m",
+      true,
+      new ArrowType.Map(false),
+      f("entries", false, ArrowType.Struct.INSTANCE, f("key", false, str), f("value", true, i64))
+    )
+    val rnd = new Random(7)
+    def lengthOf(i: Int): Int = if (i % 500 < 100) 3 else rnd.nextInt(if (i % 3 == 0) 40 else 5)
+    def rows(nulls: Boolean, empty: Boolean) = IndexedSeq.tabulate(3000) { i =>
+      if (nulls && i % 7 == 0) IndexedSeq(null, null)
+      else {
+        val n = if (empty) 0 else lengthOf(i)
+        IndexedSeq(Seq.tabulate(n)(k => (i + k).toLong), Seq.tabulate(n % 4)(k => s"k$k" -> k.toLong))
+      }
+    }
+    for {
+      encoding <- io.fermion.core.layout.PageEncoding.all
+      (nulls, empty) <- Seq((false, false), (true, false), (true, true), (false, true))
+    } {
+      val clue = s"${io.fermion.core.layout.PageEncoding.name(encoding)}, nulls $nulls, all empty $empty"
+      val data = rows(nulls, empty)
+      val file = tempDir("fermion-lengths").resolve("l.fermion")
+      val root = NestedData.root(Seq(list, map), data)
+      try write(
+          file,
+          root,
+          WriterOptions(
+            stripeMaxRows = 1200,
+            pageSize = 1024,
+            encodings = io.fermion.core.encoding.EncodingSet(Set(encoding))
+          )
+        )
+      finally root.close()
+      val r = open(file)
+      try {
+        val got = (0 until r.numStripes).flatMap { s =>
+          val vs = r.readStripeProjected(
+            s,
+            IndexedSeq(0, 1).map(c => c -> ProjectedNode.full(r.schema.fields(c)).withoutElements),
+            allocator
+          )
+          try {
+            val Seq(l, m) = vs.map(_.asInstanceOf[org.apache.arrow.vector.IntVector])
+            (0 until l.getValueCount).map(i =>
+              (if (l.isNull(i)) None else Some(l.get(i)), if (m.isNull(i)) None else Some(m.get(i)))
+            )
+          } finally vs.foreach(_.close())
+        }
+        val want = data.map(row =>
+          (Option(row(0)).map(_.asInstanceOf[Seq[Any]].size), Option(row(1)).map(_.asInstanceOf[Seq[Any]].size))
+        )
+        assert(got == want, clue)
+      } finally r.close()
+    }
+  }
 }
