@@ -191,6 +191,15 @@ class RowFilterSuite extends AnyFunSuite {
     val pool: IndexedSeq[Array[Byte]] = (IndexedSeq("", "A", "AIR", "AIR REG", "REG AIR", "AIRX", "AIR RE", "MAIL", "B")
       .map(_.getBytes("UTF-8")) ++ IndexedSeq(Array[Byte](-1), Array[Byte](65, -128), Array[Byte](0, 0, 0)) ++
       IndexedSeq("AIR%_\\REG", "straße AIR", "日本語 AIR 日本", "AIRAIR", "\n AIR \n").map(_.getBytes("UTF-8")) ++
+      // Longer than the eight bytes searched at once, a match at every offset of a word, and across
+      // words; parts of eight bytes and more.
+      IndexedSeq(
+        "REG MAIL RAIL AIR REG AIR REG AIRAIR MAIL",
+        "XXXXXXXA XXXXXXAI XXXXXAIR AIR REG AIR",
+        "AAAAAAAAAAAAAAAAAAAAAAAIR",
+        "MAIL REG MAIL REG MAIL REG MAIL REG MAIL REG AIR REG MAIL",
+        "日本語 AIR REG 日本語 straße AIR REG straße"
+      ).map(_.getBytes("UTF-8")) ++
       IndexedSeq.fill(8)(Array.fill(rnd.nextInt(12))((rnd.nextInt(256) - 128).toByte)))
     val ops = Seq(Eq, NotEq, Lt, LtEq, Gt, GtEq)
     for (binary <- Seq(false, true); _ <- 0 until 10) {
@@ -221,7 +230,27 @@ class RowFilterSuite extends AnyFunSuite {
         // LIKE's parts: empty, overlapping ("AIR" twice in "AIRAIR"), wildcard characters and
         // multi-byte ones taken literally
         val words =
-          IndexedSeq("", "", "A", "AIR", "IR", "R", " ", "REG", "%", "_", "\\", "ß", "日本", "\n", "AIRAIR", "X")
+          IndexedSeq(
+            "",
+            "",
+            "A",
+            "AIR",
+            "IR",
+            "R",
+            " ",
+            "REG",
+            "%",
+            "_",
+            "\\",
+            "ß",
+            "日本",
+            "\n",
+            "AIRAIR",
+            "X",
+            "AIR REG AIR",
+            "MAIL REG MAIL REG",
+            "AAAAAAAAAIR"
+          )
         def likeLeaf: Like = like(Seq.fill(2 + rnd.nextInt(3))(words(rnd.nextInt(words.size))))
         def leaf: FilterExpr = rnd.nextInt(12) match {
           case 10 => likeLeaf

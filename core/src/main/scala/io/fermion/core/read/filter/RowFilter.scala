@@ -523,12 +523,29 @@ private[core] object RowFilter {
     }
 
     /** The first place in `[from, end)` of the bytes at `at` where `infix` starts, or -1: each place
-      * its first byte occurs is checked. */
+      * its first byte occurs is checked. The places are found eight bytes at a time (the bytes equal
+      * to the first one show as zero bytes of the word XOR eight copies of it; the lowest is exact),
+      * never reading past `end`: a `LIKE '%special%requests%'` over TPC-H's comments spent a fifth of
+      * the scan looking at one byte at a time. */
     private def indexOf(at: Long, from: Int, end: Int, infix: Array[Byte]): Int = {
       if (infix.length == 0) return from
       val last = end - infix.length
       val first = infix(0)
       var i = from
+      if (MemoryUtil.LITTLE_ENDIAN) {
+        val copies = (first & 0xffL) * Ones
+        while (i <= last && i + 8 <= end) {
+          val x = MemoryUtil.getLong(at + i) ^ copies
+          val zeros = (x - Ones) & ~x & Highs
+          if (zeros == 0) i += 8
+          else {
+            val k = i + (java.lang.Long.numberOfTrailingZeros(zeros) >>> 3)
+            if (k > last) return -1
+            if (sameBytesAt(at + k, infix)) return k
+            i = k + 1
+          }
+        }
+      }
       while (i <= last) {
         if (MemoryUtil.getByte(at + i) == first && sameBytesAt(at + i, infix)) return i
         i += 1
@@ -539,10 +556,16 @@ private[core] object RowFilter {
     /** Whether the row's first `lit.length` bytes (it has that many) are `lit`'s. */
     def sameBytes(row: Int, lit: Array[Byte]): Boolean = sameBytesAt(data + start(row), lit)
 
+    /** Whether the `lit.length` bytes at `at` are `lit`'s: eight at a time, then the rest. */
     private def sameBytesAt(at: Long, lit: Array[Byte]): Boolean = {
       var i = 0
+      while (i + 8 <= lit.length) { if (MemoryUtil.getLong(at + i) != MemoryUtil.getLong(lit, i)) return false; i += 8 }
       while (i < lit.length) { if (MemoryUtil.getByte(at + i) != lit(i)) return false; i += 1 }
       true
     }
   }
+
+  /** A byte of 1 in each of a word's eight bytes, and of 0x80. */
+  private val Ones = 0x0101010101010101L
+  private val Highs = 0x8080808080808080L
 }
