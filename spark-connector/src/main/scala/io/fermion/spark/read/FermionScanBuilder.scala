@@ -95,7 +95,7 @@ final class FermionScanBuilder(
     * its rows, which costs more than the scan's copy of the matches (TPC-H Q13's `NOT LIKE` keeps
     * 99 % of `orders`). With `filterEstimate` off nothing is taken over. */
   private def exactPays: Boolean =
-    readerOptions.filterEstimate && !(broadcastWhole && filter.exists(likelySelective)) &&
+    readerOptions.filterEstimate && !(FermionScanBuilder.broadcastWhole(snapshot) && filter.exists(likelySelective)) &&
       (filter.exists(hasLike) || filterShare.exists(io.fermion.core.scan.Scan.exactFilterPays))
 
   private def hasLike(e: FilterExpr): Boolean = e match {
@@ -114,8 +114,6 @@ final class FermionScanBuilder(
     case _: FilterExpr.IsNull | _: FilterExpr.IsNotNull | FilterExpr.Unknown => false
     case _ => true
   }
-
-  private def broadcastWhole: Boolean = FermionScanBuilder.broadcastWhole(snapshot)
 
   override def pushedPredicates(): Array[Predicate] = pushed
 
