@@ -11,7 +11,7 @@ import org.apache.arrow.memory.{ArrowBuf, BufferAllocator, OutOfMemoryException}
 import org.apache.arrow.memory.util.MemoryUtil
 import org.apache.arrow.vector._
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode
-import org.apache.arrow.vector.complex.{ListVector, MapVector, StructVector}
+import org.apache.arrow.vector.complex.{BaseRepeatedValueVector, ListVector, MapVector, StructVector}
 
 /** Decodes one column of one stripe into an Arrow vector (for a projection without elements, an
   * int vector of lengths), node by node: each VALIDITY chunk into
@@ -212,8 +212,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       precheck(node, slots)
       v match {
         case s: StructVector =>
-          s.setInitialCapacity(slots)
-          s.allocateNew()
+          ColumnDecoder.allocateUnzeroed(s, slots, allocator)
           fillValidity(node, s.getValidityBuffer, slots)
           node.children.zipWithIndex.foreach { case (c, i) =>
             fill(
@@ -230,8 +229,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             )
           }
         case l: ListVector =>
-          l.setInitialCapacity(slots)
-          l.allocateNew()
+          ColumnDecoder.allocateUnzeroed(l, slots, allocator)
           val bits = fillValidity(node, l.getValidityBuffer, slots)
           val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
           ColumnDecoder.putInts(l.getOffsetBuffer, offsets, slots + 1)
@@ -240,8 +238,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             case mv: MapVector =>
               val entries = mv.getDataVector.asInstanceOf[StructVector]
               node.children.foreach(precheck(_, elements))
-              entries.setInitialCapacity(elements)
-              entries.allocateNew()
+              ColumnDecoder.allocateUnzeroed(entries, elements, allocator)
               ColumnDecoder.setAllValid(entries.getValidityBuffer, (elements + 7) >>> 3)
               node.children.zipWithIndex.foreach { case (c, k) =>
                 fill(
@@ -270,7 +267,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
     /** A list or map read without its elements: an int vector of its lengths, with its validity. */
     def fillLengths(node: ProjectedNode, v: IntVector, slots: Int): Unit = {
       precheck(node, slots)
-      ColumnDecoder.allocateValuesUnzeroed(v, slots, allocator)
+      ColumnDecoder.allocateUnzeroed(v, slots, allocator)
       val bits = fillValidity(node, v.getValidityBuffer, slots)
       val offsets = lengthsToOffsets(node, node.streamOf(1), slots, bits)
       // Every slot written, straight into the vector allocated above for `slots` values.
@@ -348,7 +345,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
     }
 
     private def fillVariable(node: ProjectedNode, vw: BaseVariableWidthVector, slots: Int): Unit = {
-      vw.allocateNew(1L, slots)
+      ColumnDecoder.allocateUnzeroed(vw, slots, allocator)
       val bits = fillValidity(node, vw.getValidityBuffer, slots)
       val dataStream = node.streamOf(2)
       checkNullCount(node, dataStream, bits.nulls, slots)
@@ -398,7 +395,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
     private def fillFixed(node: ProjectedNode, v: FieldVector, slots: Int): Unit = {
       v match {
         case fixed: BaseFixedWidthVector if !fixed.isInstanceOf[BitVector] =>
-          ColumnDecoder.allocateValuesUnzeroed(fixed, slots, allocator)
+          ColumnDecoder.allocateUnzeroed(fixed, slots, allocator)
         case _ => v.setInitialCapacity(slots); v.allocateNew()
       }
       val validity = fillValidity(node, v.getValidityBuffer, slots)
@@ -762,18 +759,30 @@ private[core] object ColumnDecoder {
     }
   }
 
-  /** Allocates `v` for `slots` values with a zeroed validity bitmap and a value buffer left as the
-    * allocator hands it over (reused memory holds old values): for vectors whose every value slot
-    * is written next. Arrow's `allocateNew` zeroes both buffers (7 % of a TPC-H Q6 profile's task
-    * samples); its `loadFieldBuffers` takes buffers as they are. */
-  def allocateValuesUnzeroed(v: BaseFixedWidthVector, slots: Int, allocator: BufferAllocator): Unit = {
-    val validity = allocator.buffer(BitVectorHelper.getValidityBufferSizeFromCount(slots).toLong)
+  /** Allocates `v`'s own buffers for `slots` values: a zeroed validity bitmap; offsets (lists, maps,
+    * strings, binary) and values (fixed width) left as the allocator hands them over (reused memory
+    * holds old values); for strings and binary a one-byte value buffer, grown by the caller once it
+    * knows their length; nothing for a struct's, list's or map's children. Arrow's `allocateNew`
+    * zeroes every buffer (7 % of a TPC-H Q6 profile's task samples) and also allocates and zeroes
+    * every child at a guessed size (five elements per list slot) that the child's own fill then
+    * replaces (7 % of a list<bigint> scan's decode). For vectors whose every offset and value slot
+    * is written next; `loadFieldBuffers` takes the buffers as they are. */
+  def allocateUnzeroed(v: FieldVector, slots: Int, allocator: BufferAllocator): Unit = {
+    val sizes: Seq[Long] = v match {
+      case f: BaseFixedWidthVector if !f.isInstanceOf[BitVector] => Seq(slots.toLong * f.getTypeWidth)
+      case _: BaseVariableWidthVector => Seq((slots + 1L) * BaseVariableWidthVector.OFFSET_WIDTH, 1L)
+      case _: ListVector => Seq((slots + 1L) * BaseRepeatedValueVector.OFFSET_WIDTH)
+      case _: StructVector => Seq.empty
+      case other => throw new IllegalArgumentException(s"no unzeroed allocation for ${other.getField}")
+    }
+    val buffers = new java.util.ArrayList[ArrowBuf](1 + sizes.size)
     try {
+      val validity = allocator.buffer(BitVectorHelper.getValidityBufferSizeFromCount(slots).toLong)
+      buffers.add(validity)
       validity.setZero(0, validity.capacity())
-      val values = allocator.buffer(slots.toLong * v.getTypeWidth)
-      try v.loadFieldBuffers(new ArrowFieldNode(slots, 0), java.util.Arrays.asList(validity, values))
-      finally values.close()
-    } finally validity.close()
+      sizes.foreach(size => buffers.add(allocator.buffer(size)))
+      v.loadFieldBuffers(new ArrowFieldNode(slots, 0), buffers)
+    } finally buffers.forEach(_.close())
   }
 
   /** `v.getNullCount`, counted on the validity buffer's memory directly: Arrow's count reads each

@@ -35,7 +35,7 @@ private[scan] object RowSelection {
       (v, out) match {
         case (from: BaseFixedWidthVector, to: BaseFixedWidthVector) if !from.isInstanceOf[BitVector] =>
           // Every value slot is written below.
-          ColumnDecoder.allocateValuesUnzeroed(to, kept.length, allocator)
+          ColumnDecoder.allocateUnzeroed(to, kept.length, allocator)
           copyFixed(from, to, kept)
         case (from: BaseVariableWidthVector, to: BaseVariableWidthVector) => copyVariable(from, to, kept)
         case _ =>
