@@ -85,6 +85,16 @@ final private[core] class PackedValues {
   var reference: Long = 0L
 }
 
+/** The values of a DELTA or DELTA_FOR page whose differences are still packed: value 0 is `first`,
+  * value i + 1 is value i plus difference i (wrapping), the `n - 1` differences `deltas.bits`-bit
+  * words as in [[PackedValues]] — zigzag-encoded (reference 0) when `zigzag`, else each its word
+  * plus `deltas.reference` (a FOR block). */
+final private[core] class PackedDeltas {
+  var first: Long = 0L
+  var zigzag: Boolean = false
+  val deltas = new PackedValues
+}
+
 /** The values of a dictionary page of fixed-width values whose codes are bit-packed, not yet looked
   * up: value `i` is `entries(code i)`, the codes `codes.bits`-bit words (reference 0) as in
   * [[PackedValues]]. `entries` has exactly the dictionary's entries, so a code outside it fails the

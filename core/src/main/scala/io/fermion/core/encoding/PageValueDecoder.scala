@@ -34,6 +34,13 @@ final private[core] class PageValueDecoder {
   var packedValues: PackedValues = null
   private val packed = new PackedValues
 
+  /** When a DELTA or DELTA_FOR page of fixed-width values of up to 8 bytes, differences in at most
+    * 56 bits, was decoded with `keepLongs` and `keepEncoded`: its first value and its differences
+    * still packed (then `plainArray` and [[longValues]] are null), for a caller summing them into
+    * their destination in one pass. */
+  var packedDeltas: PackedDeltas = null
+  private val deltas = new PackedDeltas
+
   /** When a dictionary page of variable-width values was decoded with `keepEncoded`: its entries
     * and codes (then `plainArray` is null, `plainLength` the values' bytes), for a caller writing
     * the values straight to their destination. */
@@ -68,6 +75,7 @@ final private[core] class PageValueDecoder {
   ): Unit = {
     longValues = null
     packedValues = null
+    packedDeltas = null
     entryValues = null
     dictionaryCodes = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
@@ -79,6 +87,9 @@ final private[core] class PageValueDecoder {
       case PageValues.Fixed(w)
           if keepLongs && keepEncoded && (encoding == PageEncoding.BitPack || encoding == PageEncoding.For) =>
         keepPackedValues(encoding, r, n, w)
+      case PageValues.Fixed(w)
+          if keepLongs && keepEncoded && (encoding == PageEncoding.Delta || encoding == PageEncoding.DeltaFor) =>
+        keepPackedDeltas(encoding, r, n, w)
       case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Dictionary =>
         keepDictionaryCodes(r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
@@ -86,7 +97,11 @@ final private[core] class PageValueDecoder {
     }
     // `out` may have grown while decoding.
     plainArray =
-      if (longValues != null || packedValues != null || entryValues != null || dictionaryCodes != null) null else out
+      if (
+        longValues != null || packedValues != null || packedDeltas != null || entryValues != null ||
+        dictionaryCodes != null
+      ) null
+      else out
     if (r.remaining != 0) throw new MalformedPageException(
       s"${PageEncoding.name(encoding)} page body has ${r.remaining} bytes past its end"
     )
@@ -169,18 +184,11 @@ final private[core] class PageValueDecoder {
       case PageEncoding.BitPack | PageEncoding.For =>
         val (reference, w, what) = packedHeader(encoding, r)
         r.packed(n, w, reference, v, what)
-      case PageEncoding.Delta =>
-        val first = r.i64("first value")
-        val w = r.u8("delta bit width")
-        if (w > 64) throw new MalformedPageException(s"bit width $w")
+      case PageEncoding.Delta | PageEncoding.DeltaFor =>
+        val (first, reference, w) = deltaHeader(encoding, r)
         val d = scratch.second(math.max(1, n - 1))
-        if (n > 1) r.packed(n - 1, w, 0L, d, "zigzag deltas")
-        prefixSum(first, d, n, zigzag = true, v)
-      case PageEncoding.DeltaFor =>
-        val first = r.i64("first value")
-        val d = scratch.second(math.max(1, n - 1))
-        r.forBlock(math.max(0, n - 1), d, "FOR deltas")
-        prefixSum(first, d, n, zigzag = false, v)
+        r.packed(math.max(0, n - 1), w, reference, d, deltaWhat(encoding))
+        prefixSum(first, d, n, zigzag = encoding == PageEncoding.Delta, v)
       case PageEncoding.Huffman =>
         HuffmanBlock.decode(r, n, v, huffman, "Huffman block", add = r.i64("reference"))
       case PageEncoding.DeltaHuffman =>
@@ -195,6 +203,40 @@ final private[core] class PageValueDecoder {
     if (keepLongs) longValues = v else PlainValues.writeAll(v, n, width, outOf(n.toLong * width), 0)
     plainLength = n * width
   }
+
+  /** A DELTA or DELTA_FOR page read up to its packed differences (checked to lie within the body);
+    * differences of more than 56 bits, beyond the callers' one-load-per-value kernels, are summed
+    * as usual. */
+  private def keepPackedDeltas(encoding: Int, r: EncodedReader, n: Int, width: Int): Unit = {
+    val (first, reference, w) = deltaHeader(encoding, r)
+    if (w <= 56) {
+      r.packedAsIs(math.max(0, n - 1), w, reference, deltas.deltas, deltaWhat(encoding))
+      deltas.first = first; deltas.zigzag = encoding == PageEncoding.Delta; packedDeltas = deltas
+    } else {
+      val d = scratch.second(math.max(1, n - 1))
+      r.packed(math.max(0, n - 1), w, reference, d, deltaWhat(encoding))
+      val v = scratch.values(n)
+      prefixSum(first, d, n, zigzag = encoding == PageEncoding.Delta, v)
+      longValues = v
+    }
+    plainLength = n * width
+  }
+
+  /** A DELTA page's first value and bit width (its differences zigzag words, reference 0), or a
+    * DELTA_FOR page's first value and its FOR block's reference and bit width. */
+  private def deltaHeader(encoding: Int, r: EncodedReader): (Long, Long, Int) = {
+    val first = r.i64("first value")
+    if (encoding == PageEncoding.Delta) {
+      val w = r.u8("delta bit width")
+      if (w > 64) throw new MalformedPageException(s"bit width $w")
+      (first, 0L, w)
+    } else {
+      val (reference, w) = r.forHeader("FOR deltas")
+      (first, reference, w)
+    }
+  }
+
+  private def deltaWhat(encoding: Int): String = if (encoding == PageEncoding.Delta) "zigzag deltas" else "FOR deltas"
 
   private def prefixSum(first: Long, d: Array[Long], n: Int, zigzag: Boolean, v: Array[Long]): Unit = if (n > 0) {
     var acc = first

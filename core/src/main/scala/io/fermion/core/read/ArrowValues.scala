@@ -1,6 +1,6 @@
 package io.fermion.core.read
 
-import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedValues}
+import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedDeltas, PackedValues}
 import org.apache.arrow.memory.util.MemoryUtil
 
 /** The smallest and largest of the values last written by [[ArrowValues.putLongs]]. */
@@ -88,6 +88,107 @@ private[read] object ArrowValues {
     }
     // The rest (and every value of a case the loops do not take), in blocks of the i64 path.
     putRest(p, groups * 8, n, null, width, stride, address, range, lo, hi)
+  }
+
+  /** As [[putLongs]] for the `n` values of a DELTA or DELTA_FOR page, summed from `d.first` and its
+    * packed differences straight into the buffer in the pass that unpacks them, without the i64
+    * arrays of differences and of values between (two passes over the page more). 4- and 8-byte
+    * values go through fused loops over groups of eight differences; the last differences, and
+    * other widths, in blocks through [[putLongs]]. When no difference is negative and the sum
+    * cannot pass the width's range (a sorted column's DELTA_FOR page), the values rise: their
+    * range is the first and the last, and the loop does not look for it. */
+  def putDeltas(d: PackedDeltas, n: Int, width: Int, stride: Int, address: Long, range: ValueRange): Unit = {
+    val p = d.deltas
+    val bits = p.bits
+    val m = math.max(0, n - 1) // differences
+    val bytes = BitPacking.packedBytes(m, bits)
+    if (p.offset < 0 || p.offset + bytes > p.array.length)
+      throw new IllegalArgumentException(s"$m packed differences pass the end of their array")
+    // A difference is its word zigzag-decoded ((z >>> 1) ^ -(z & 1)) or plus the FOR reference:
+    // ((z >>> s) ^ -(z & s)) + ref is either, with s = 1, ref = 0 or s = 0.
+    val s = if (d.zigzag) 1 else 0
+    val ref = if (d.zigzag) 0L else p.reference
+    val fused = n > 0 && bits <= 56 && MemoryUtil.LITTLE_ENDIAN && stride == width && (width == 8 || width == 4)
+    if (fused && bits == 0) return putSteps(d.first, if (d.zigzag) 0L else ref, n, width, address, range)
+    val groups = if (fused) BitPacking.groupsWithin(bytes, m, bits) else 0
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    var acc = d.first
+    if (groups > 0) {
+      val top = (1L << bits) - 1
+      val rising = !d.zigzag && ref >= 0 && ref <= Long.MaxValue - top && risesWithin(d.first, m, ref + top, width)
+      if (width == 8) {
+        MemoryUtil.putLong(address, acc)
+        acc = if (rising) deltaLongs(p.array, p.offset, groups, bits, s, ref, acc, address + 8, null)
+        else deltaLongs(p.array, p.offset, groups, bits, s, ref, acc, address + 8, range)
+      } else {
+        MemoryUtil.putInt(address, acc.toInt)
+        acc = if (rising) deltaInts(p.array, p.offset, groups, bits, s, ref, acc, address + 4, null)
+        else deltaInts(p.array, p.offset, groups, bits, s, ref, acc, address + 4, range)
+      }
+      val first = if (width == 8) d.first else d.first.toInt.toLong
+      val last = if (width == 8) acc else acc.toInt.toLong
+      if (rising) { lo = first; hi = last }
+      else { lo = math.min(first, range.lo); hi = math.max(first, range.hi) }
+    }
+    // The rest: values `done until n` (value 0 is `first`), in blocks through putLongs.
+    var done = if (groups > 0) groups * 8 + 1 else 0
+    if (done < n) {
+      val block = new Array[Long](math.min(n - done, 1024))
+      val differences = new Array[Long](block.length)
+      while (done < n) {
+        val k = math.min(n - done, block.length)
+        var j = 0
+        if (done == 0) { block(0) = acc; j = 1 }
+        val from = done + j - 1 // the difference that gives value `done + j`
+        BitPacking.unpack(p.array, p.offset, k - j, bits, 0L, differences, firstBit = from.toLong * bits)
+        var i = 0
+        while (j < k) {
+          val z = differences(i)
+          acc += ((z >>> s) ^ -(z & s)) + ref
+          block(j) = acc
+          i += 1; j += 1
+        }
+        putLongs(block, k, width, stride, address + done.toLong * stride, range)
+        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+        done += k
+      }
+    }
+    range.lo = lo
+    range.hi = hi
+  }
+
+  /** The values of a page whose differences are all `step` (0 bits each), of 4 or 8 bytes: `first`,
+    * `first + step`, ... (a row number, a constant), written without unpacking anything; ranged only
+    * when they do not rise within the width's range. */
+  private def putSteps(first: Long, step: Long, n: Int, width: Int, address: Long, range: ValueRange): Unit = {
+    val rising = step >= 0 && risesWithin(first, n - 1, step, width)
+    var lo = Long.MaxValue; var hi = Long.MinValue
+    var acc = first
+    var i = 0
+    if (width == 8)
+      while (i < n) {
+        MemoryUtil.putLong(address + 8L * i, acc)
+        if (!rising) { lo = math.min(lo, acc); hi = math.max(hi, acc) }
+        acc += step; i += 1
+      }
+    else
+      while (i < n) {
+        val y = acc.toInt
+        MemoryUtil.putInt(address + 4L * i, y)
+        if (!rising) { lo = math.min(lo, y.toLong); hi = math.max(hi, y.toLong) }
+        acc += step; i += 1
+      }
+    if (rising) { lo = first; hi = first + step * (n - 1) }
+    range.lo = lo
+    range.hi = hi
+  }
+
+  /** Whether `m` differences of 0 to `most` added to `first` stay within the signed range of
+    * `width` bytes (a sum that wraps does not rise). */
+  private def risesWithin(first: Long, m: Int, most: Long, width: Int): Boolean = {
+    val (low, high) = if (width == 8) (Long.MinValue, Long.MaxValue) else (Int.MinValue.toLong, Int.MaxValue.toLong)
+    first >= low && first <= high && (most == 0 || m.toLong <= (high - math.max(first, 0L)) / most)
   }
 
   /** As [[putPacked]] for only the values at page slots `rows` (ascending, each below `n`), each
@@ -318,6 +419,115 @@ private[read] object ArrowValues {
       at += bits; to += 32; g += 1
     }
     codes.lo = lo; codes.hi = hi
+  }
+
+  // The two loops below sum `groups` groups of eight differences (decoded as in `putDeltas`) onto
+  // `acc`, write each value from `address` and return the last; with a `range`, they leave in it
+  // the smallest and largest value written.
+
+  private def deltaLongs(
+      src: Array[Byte],
+      off: Int,
+      groups: Int,
+      bits: Int,
+      s: Int,
+      ref: Long,
+      first: Long,
+      address: Long,
+      range: ValueRange
+  ): Long = {
+    val mask = (1L << bits) - 1
+    var acc = first
+    var lo = Long.MaxValue; var hi = Long.MinValue
+    var at = off; var to = address; var g = 0
+    val ranged = range != null
+    while (g < groups) {
+      val z0 = BitPacking.groupValue(src, at, 0, bits, mask)
+      val z1 = BitPacking.groupValue(src, at, 1, bits, mask)
+      val z2 = BitPacking.groupValue(src, at, 2, bits, mask)
+      val z3 = BitPacking.groupValue(src, at, 3, bits, mask)
+      val z4 = BitPacking.groupValue(src, at, 4, bits, mask)
+      val z5 = BitPacking.groupValue(src, at, 5, bits, mask)
+      val z6 = BitPacking.groupValue(src, at, 6, bits, mask)
+      val z7 = BitPacking.groupValue(src, at, 7, bits, mask)
+      val v0 = acc + (((z0 >>> s) ^ -(z0 & s)) + ref)
+      val v1 = v0 + (((z1 >>> s) ^ -(z1 & s)) + ref)
+      val v2 = v1 + (((z2 >>> s) ^ -(z2 & s)) + ref)
+      val v3 = v2 + (((z3 >>> s) ^ -(z3 & s)) + ref)
+      val v4 = v3 + (((z4 >>> s) ^ -(z4 & s)) + ref)
+      val v5 = v4 + (((z5 >>> s) ^ -(z5 & s)) + ref)
+      val v6 = v5 + (((z6 >>> s) ^ -(z6 & s)) + ref)
+      val v7 = v6 + (((z7 >>> s) ^ -(z7 & s)) + ref)
+      MemoryUtil.putLong(to, v0); MemoryUtil.putLong(to + 8, v1)
+      MemoryUtil.putLong(to + 16, v2); MemoryUtil.putLong(to + 24, v3)
+      MemoryUtil.putLong(to + 32, v4); MemoryUtil.putLong(to + 40, v5)
+      MemoryUtil.putLong(to + 48, v6); MemoryUtil.putLong(to + 56, v7)
+      if (ranged) {
+        lo = math.min(lo, v0); lo = math.min(lo, v1); lo = math.min(lo, v2); lo = math.min(lo, v3)
+        lo = math.min(lo, v4); lo = math.min(lo, v5); lo = math.min(lo, v6); lo = math.min(lo, v7)
+        hi = math.max(hi, v0); hi = math.max(hi, v1); hi = math.max(hi, v2); hi = math.max(hi, v3)
+        hi = math.max(hi, v4); hi = math.max(hi, v5); hi = math.max(hi, v6); hi = math.max(hi, v7)
+      }
+      acc = v7
+      at += bits; to += 64; g += 1
+    }
+    if (ranged) { range.lo = lo; range.hi = hi }
+    acc
+  }
+
+  /** As `deltaLongs`, each value written as its low 4 bytes (and ranged as written). */
+  private def deltaInts(
+      src: Array[Byte],
+      off: Int,
+      groups: Int,
+      bits: Int,
+      s: Int,
+      ref: Long,
+      first: Long,
+      address: Long,
+      range: ValueRange
+  ): Long = {
+    val mask = (1L << bits) - 1
+    var acc = first
+    var lo = Long.MaxValue; var hi = Long.MinValue
+    var at = off; var to = address; var g = 0
+    val ranged = range != null
+    while (g < groups) {
+      val z0 = BitPacking.groupValue(src, at, 0, bits, mask)
+      val z1 = BitPacking.groupValue(src, at, 1, bits, mask)
+      val z2 = BitPacking.groupValue(src, at, 2, bits, mask)
+      val z3 = BitPacking.groupValue(src, at, 3, bits, mask)
+      val z4 = BitPacking.groupValue(src, at, 4, bits, mask)
+      val z5 = BitPacking.groupValue(src, at, 5, bits, mask)
+      val z6 = BitPacking.groupValue(src, at, 6, bits, mask)
+      val z7 = BitPacking.groupValue(src, at, 7, bits, mask)
+      val v0 = acc + (((z0 >>> s) ^ -(z0 & s)) + ref)
+      val v1 = v0 + (((z1 >>> s) ^ -(z1 & s)) + ref)
+      val v2 = v1 + (((z2 >>> s) ^ -(z2 & s)) + ref)
+      val v3 = v2 + (((z3 >>> s) ^ -(z3 & s)) + ref)
+      val v4 = v3 + (((z4 >>> s) ^ -(z4 & s)) + ref)
+      val v5 = v4 + (((z5 >>> s) ^ -(z5 & s)) + ref)
+      val v6 = v5 + (((z6 >>> s) ^ -(z6 & s)) + ref)
+      val v7 = v6 + (((z7 >>> s) ^ -(z7 & s)) + ref)
+      val y0 = v0.toInt; val y1 = v1.toInt; val y2 = v2.toInt; val y3 = v3.toInt
+      val y4 = v4.toInt; val y5 = v5.toInt; val y6 = v6.toInt; val y7 = v7.toInt
+      MemoryUtil.putInt(to, y0); MemoryUtil.putInt(to + 4, y1)
+      MemoryUtil.putInt(to + 8, y2); MemoryUtil.putInt(to + 12, y3)
+      MemoryUtil.putInt(to + 16, y4); MemoryUtil.putInt(to + 20, y5)
+      MemoryUtil.putInt(to + 24, y6); MemoryUtil.putInt(to + 28, y7)
+      if (ranged) {
+        lo = math.min(lo, y0.toLong); lo = math.min(lo, y1.toLong); lo = math.min(lo, y2.toLong)
+        lo = math.min(lo, y3.toLong); lo = math.min(lo, y4.toLong); lo = math.min(lo, y5.toLong)
+        lo = math.min(lo, y6.toLong); lo = math.min(lo, y7.toLong)
+        hi = math.max(hi, y0.toLong); hi = math.max(hi, y1.toLong); hi = math.max(hi, y2.toLong)
+        hi = math.max(hi, y3.toLong); hi = math.max(hi, y4.toLong); hi = math.max(hi, y5.toLong)
+        hi = math.max(hi, y6.toLong); hi = math.max(hi, y7.toLong)
+      }
+      acc = v7
+      at += bits; to += 32; g += 1
+    }
+    if (ranged) { range.lo = lo; range.hi = hi }
+    acc
   }
 
   private def packedLongs(

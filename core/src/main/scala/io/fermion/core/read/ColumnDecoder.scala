@@ -411,8 +411,8 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
       val kind = if (t == FermionType.Bool) PageValues.Bitmap else PageValues.Fixed(width)
       val multiPage = isFull(dataStream) && m.fullNumPages(dataStream, stripe) > 1
       val pool = if (multiPage) m.fullPageMetaOffset(dataStream, stripe) else 0
-      // Encoded pages come as i64 values (BITPACK and FOR ones still packed), written here with
-      // their range found on the way.
+      // Encoded pages come as i64 values (BITPACK, FOR, DELTA and DELTA_FOR ones still packed),
+      // written here with their range found on the way.
       val widened = t match { case d: FermionType.Decimal => d.storedWidth == 8; case _ => false }
       val stride = if (widened) 16 else width
       val range = new ValueRange
@@ -438,6 +438,9 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
             ranged = true
           } else if (p.packed != null) {
             ArrowValues.putPacked(p.packed, p.valueCount, width, stride, address + row.toLong * stride, range)
+            ranged = true
+          } else if (p.deltas != null) {
+            ArrowValues.putDeltas(p.deltas, p.valueCount, width, stride, address + row.toLong * stride, range)
             ranged = true
           } else if (p.dictionary != null) {
             val at = address + row.toLong * stride

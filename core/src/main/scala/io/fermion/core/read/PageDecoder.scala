@@ -5,7 +5,8 @@ import java.util.zip.CRC32
 
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
 import io.fermion.core.encoding.{
-  DictionaryCodes, DictionaryEntries, HuffmanBlock, MalformedPageException, PackedValues, PageValueDecoder, PageValues
+  DictionaryCodes, DictionaryEntries, HuffmanBlock, MalformedPageException, PackedDeltas, PackedValues,
+  PageValueDecoder, PageValues
 }
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
@@ -14,8 +15,9 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * the next page is decoded. `encoding` is the one its header names. An encoded page of fixed-width
   * values decoded `fixedAsLongs` has its values in `longs` instead (`bytes` null): each value's
   * PLAIN bytes are its low `len / valueCount` bytes; with `keepEncoded` too, a BITPACK or FOR page
-  * may come still packed, in `packed` (`bytes` and `longs` null), and a dictionary page as its
-  * entries and packed codes, in `dictionary`. With `keepEncoded`, a dictionary page of
+  * may come still packed, in `packed` (`bytes` and `longs` null), a DELTA or DELTA_FOR page as its
+  * first value and packed differences, in `deltas`, and a dictionary page as its entries and packed
+  * codes, in `dictionary`. With `keepEncoded`, a dictionary page of
   * variable-width values may come as its entries and codes, in `entries` (`bytes` null, `len` the
   * values' bytes). */
 final private[core] case class DecodedPage(
@@ -27,7 +29,8 @@ final private[core] case class DecodedPage(
     longs: Array[Long] = null,
     packed: PackedValues = null,
     entries: DictionaryEntries = null,
-    dictionary: DictionaryCodes = null
+    dictionary: DictionaryCodes = null,
+    deltas: PackedDeltas = null
 )
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
@@ -67,8 +70,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * the non-null values among the `n` slots from `first` (counted from the first page given here),
     * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
     * pages of fixed-width values of up to 8 bytes are handed over as `longs`, and with
-    * `keepEncoded` BITPACK and FOR pages as `packed` and dictionary pages with bit-packed codes as
-    * `dictionary`; with `keepEncoded`, dictionary pages of variable-width values as `entries` (see
+    * `keepEncoded` BITPACK and FOR pages as `packed`, DELTA and DELTA_FOR pages as `deltas` and
+    * dictionary pages with bit-packed codes as `dictionary`; with `keepEncoded`, dictionary pages of variable-width values as `entries` (see
     * [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
@@ -231,7 +234,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
             values.longValues,
             values.packedValues,
             values.entryValues,
-            values.dictionaryCodes
+            values.dictionaryCodes,
+            values.packedDeltas
           )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so

@@ -3,13 +3,13 @@ package io.fermion.core.read
 import scala.util.Random
 
 import io.fermion.core.bytes.GrowableBytes
-import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedValues, PageValueDecoder, PageValues}
+import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedDeltas, PackedValues, PageValueDecoder, PageValues}
 import io.fermion.core.layout.PageEncoding
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.memory.util.MemoryUtil
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The fused unpack-and-write of BITPACK and FOR pages must write exactly the bytes, and find
+/** The fused unpack-and-write of BITPACK, FOR, DELTA and DELTA_FOR pages must write exactly the bytes, and find
   * exactly the range, of unpacking to i64 values first and writing those (`putLongs`, the path
   * every other encoding takes): for every bit width it accepts, every output width, group tails,
   * references near the ends of the output's range (where codes stop mapping to values in order),
@@ -40,6 +40,17 @@ class ArrowValuesSuite extends AnyFunSuite {
     } finally { got.close(); expected.close(); allocator.close() }
   }
 
+  /** `codes(0 until n)` bit-packed in `bits` bits, at a random offset of 0 to 3 bytes into an array
+    * that ends with the words (loads near the end reach it). */
+  private def packedAt(codes: Array[Long], n: Int, bits: Int, rnd: Random): (Array[Byte], Int) = {
+    val packed = new GrowableBytes()
+    BitPacking.pack(codes, n, 0L, bits, packed)
+    val at = rnd.nextInt(4)
+    val src = new Array[Byte](at + packed.length)
+    System.arraycopy(packed.array, 0, src, at, packed.length)
+    (src, at)
+  }
+
   test("putPacked writes what unpacking and putLongs write, with the same range") {
     val rnd = new Random(11)
     val allocator = new RootAllocator()
@@ -64,11 +75,7 @@ class ArrowValuesSuite extends AnyFunSuite {
           val codes = Array.fill(n)(if (bits == 0) 0L else rnd.nextLong() & top)
           // The largest and smallest code appear, so that the range is the whole span.
           if (n > 2 && bits > 0) { codes(rnd.nextInt(n)) = top; codes(rnd.nextInt(n)) = 0L }
-          val packed = new GrowableBytes()
-          BitPacking.pack(codes, n, 0L, bits, packed)
-          val at = rnd.nextInt(4)
-          val src = new Array[Byte](at + packed.length)
-          System.arraycopy(packed.array, 0, src, at, packed.length)
+          val (src, at) = packedAt(codes, n, bits, rnd)
           val p = new PackedValues
           p.array = src; p.offset = at; p.bits = bits; p.reference = reference
           val clue = s"bits $bits, width $width, stride $stride, n $n, reference $reference"
@@ -94,11 +101,7 @@ class ArrowValuesSuite extends AnyFunSuite {
         val size = math.min(1L << bits, 300L).toInt
         val entries = Array.fill(size)(if (width == 8) rnd.nextLong() else rnd.nextLong() >> (64 - 8 * width))
         val codes = Array.fill(n)(rnd.nextInt(size).toLong)
-        val packed = new GrowableBytes()
-        BitPacking.pack(codes, n, 0L, bits, packed)
-        val at = rnd.nextInt(4)
-        val src = new Array[Byte](at + packed.length)
-        System.arraycopy(packed.array, 0, src, at, packed.length)
+        val (src, at) = packedAt(codes, n, bits, rnd)
         val d = new DictionaryCodes
         d.entries = entries; d.codes.array = src; d.codes.offset = at; d.codes.bits = bits
         val clue = s"bits $bits, width $width, stride $stride, n $n"
@@ -166,11 +169,7 @@ class ArrowValuesSuite extends AnyFunSuite {
         val size = math.min(1L << math.min(bits, 30), 300L).toInt
         val entries = Array.fill(size)(rnd.nextLong())
         val codes = Array.fill(n)(if (dictionary) rnd.nextInt(size).toLong else rnd.nextLong() & top)
-        val packed = new GrowableBytes()
-        BitPacking.pack(codes, n, 0L, bits, packed)
-        val at = rnd.nextInt(4)
-        val src = new Array[Byte](at + packed.length)
-        System.arraycopy(packed.array, 0, src, at, packed.length)
+        val (src, at) = packedAt(codes, n, bits, rnd)
         val reference = rnd.nextLong()
         val values = if (dictionary) codes.map(c => entries(c.toInt)) else codes.map(_ + reference)
         // Rows spread over the page, its first and last slot included (their loads reach the words' end).
@@ -215,6 +214,46 @@ class ArrowValuesSuite extends AnyFunSuite {
         assert(!ArrowValues.putDictionaryRows(d, 4, Array(1, 2), 4, 4, out.memoryAddress(), new ValueRange))
       } finally out.close()
     } finally allocator.close()
+  }
+
+  test("putDeltas writes what summing the differences first and putLongs write, with the same range") {
+    val rnd = new Random(14)
+    val counts = Seq(1, 2, 8, 9, 17, 64, 65, 66, 200, 1000 + rnd.nextInt(100))
+    for (
+      bits <- (0 to 56).filter(b => b < 4 || b > 52 || rnd.nextInt(4) == 0);
+      (width, stride) <- Seq((1, 1), (2, 2), (4, 4), (8, 8), (8, 16)); zigzag <- Seq(false, true);
+      n <- counts.filter(_ => rnd.nextInt(3) == 0) :+ counts.last
+    ) {
+      val m = n - 1
+      val top = (1L << bits) - 1
+      val high = if (width == 8) Long.MaxValue else (1L << (8 * width - 1)) - 1
+      // Rising pages (FOR references >= 0) whose sum ends exactly on the width's largest value, or
+      // one past it (wraps), and pages of any sign.
+      val references = if (zigzag) Seq(0L) else Seq(0L, 1L + rnd.nextInt(5), -1L - rnd.nextInt(5), rnd.nextLong() >> 8)
+      for (reference <- references; shape <- Seq("random", "all top")) {
+        val codes = Array.fill(m)(if (shape == "all top") top else rnd.nextLong() & top)
+        if (m > 2 && bits > 0 && shape == "random") { codes(rnd.nextInt(m)) = top; codes(rnd.nextInt(m)) = 0L }
+        val step = if (zigzag) 0L else reference + top
+        val edge = if (m > 0 && step > 0 && step <= high / m) high - m * step else rnd.nextLong()
+        for (first <- Seq(rnd.nextLong() >> rnd.nextInt(64), edge, edge + 1, Long.MinValue, 0L)) {
+          val (src, at) = packedAt(codes, m, bits, rnd)
+          val d = new PackedDeltas
+          d.first = first; d.zigzag = zigzag
+          d.deltas.array = src; d.deltas.offset = at; d.deltas.bits = bits; d.deltas.reference = reference
+          val values = new Array[Long](n)
+          values(0) = first
+          (1 until n).foreach { i =>
+            val z = codes(i - 1)
+            values(i) = values(i - 1) + (if (zigzag) (z >>> 1) ^ -(z & 1) else z + reference)
+          }
+          val clue =
+            s"bits $bits, width $width, stride $stride, n $n, zigzag $zigzag, reference $reference, $shape, first $first"
+          assertLikePutLongs(values, n, width, stride, clue) { (address, range) =>
+            ArrowValues.putDeltas(d, n, width, stride, address, range)
+          }
+        }
+      }
+    }
   }
 
   test("putPacked refuses words that pass the end of their array") {
