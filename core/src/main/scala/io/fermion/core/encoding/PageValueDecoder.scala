@@ -186,9 +186,7 @@ final private[core] class PageValueDecoder {
         r.packed(n, w, reference, v, what)
       case PageEncoding.Delta | PageEncoding.DeltaFor =>
         val (first, reference, w) = deltaHeader(encoding, r)
-        val d = scratch.second(math.max(1, n - 1))
-        r.packed(math.max(0, n - 1), w, reference, d, deltaWhat(encoding))
-        prefixSum(first, d, n, zigzag = encoding == PageEncoding.Delta, v)
+        sumDeltas(encoding, r, n, first, reference, w, v)
       case PageEncoding.Huffman =>
         HuffmanBlock.decode(r, n, v, huffman, "Huffman block", add = r.i64("reference"))
       case PageEncoding.DeltaHuffman =>
@@ -213,13 +211,26 @@ final private[core] class PageValueDecoder {
       r.packedAsIs(math.max(0, n - 1), w, reference, deltas.deltas, deltaWhat(encoding))
       deltas.first = first; deltas.zigzag = encoding == PageEncoding.Delta; packedDeltas = deltas
     } else {
-      val d = scratch.second(math.max(1, n - 1))
-      r.packed(math.max(0, n - 1), w, reference, d, deltaWhat(encoding))
       val v = scratch.values(n)
-      prefixSum(first, d, n, zigzag = encoding == PageEncoding.Delta, v)
+      sumDeltas(encoding, r, n, first, reference, w, v)
       longValues = v
     }
     plainLength = n * width
+  }
+
+  /** A DELTA or DELTA_FOR page's `n` values into `v`, from its header's fields and its packed differences. */
+  private def sumDeltas(
+      encoding: Int,
+      r: EncodedReader,
+      n: Int,
+      first: Long,
+      reference: Long,
+      w: Int,
+      v: Array[Long]
+  ): Unit = {
+    val d = scratch.second(math.max(1, n - 1))
+    r.packed(math.max(0, n - 1), w, reference, d, deltaWhat(encoding))
+    prefixSum(first, d, n, zigzag = encoding == PageEncoding.Delta, v)
   }
 
   /** A DELTA page's first value and bit width (its differences zigzag words, reference 0), or a
