@@ -1,9 +1,11 @@
 package io.fermion.core.memory
 
-import io.fermion.core.{ArrowTestData, TestFiles}
+import scala.util.Random
+
+import io.fermion.core.{ArrowTestData, NestedData, TestFiles}
 import io.fermion.core.write.WriterOptions
 import org.apache.arrow.memory.util.MemoryUtil
-import org.apache.arrow.vector.BigIntVector
+import org.apache.arrow.vector.{BigIntVector, FieldVector}
 import org.scalatest.funsuite.AnyFunSuite
 
 import scala.jdk.CollectionConverters._
@@ -70,6 +72,54 @@ class FermionAllocatorsSuite extends AnyFunSuite {
     } finally { a.close(); b.close() }
   }
 
+  /** Reads every column of `file` three times through a pool that hands released buffers back,
+    * overwriting every buffer of every vector (children too) with a pattern before it is released:
+    * what the decoder leaves unwritten shows as wrong values. */
+  private def assertReadsThroughDirtyMemory(
+      file: java.nio.file.Path,
+      expected: IndexedSeq[IndexedSeq[AnyRef]],
+      clue: String
+  ): Unit = {
+    def dirty(v: FieldVector, round: Int): Unit = {
+      v.getFieldBuffers.asScala.foreach(b =>
+        MemoryUtil.setMemory(b.memoryAddress(), b.capacity(), (0xa5 ^ round).toByte)
+      )
+      v.getChildrenFromFields.asScala.foreach(dirty(_, round))
+    }
+    val pool = new ReusingAllocationManagerFactory(poolBytes = 64 * MiB, minPooled = 1)
+    val root = FermionAllocators.rootWith(pool, Long.MaxValue)
+    val r = TestFiles.open(file)
+    try {
+      for (round <- 0 until 3) {
+        val actual = expected.indices.map(_ => IndexedSeq.newBuilder[AnyRef])
+        for (s <- 0 until r.numStripes) {
+          val vs = r.readStripe(s, expected.indices, root)
+          vs.zip(actual).foreach { case (v, b) => b ++= TestFiles.column(v) }
+          vs.foreach { v => dirty(v, round); v.close() }
+        }
+        expected.indices.foreach(c => assert(actual(c).result() == expected(c), s"$clue, round $round, column $c"))
+        assert(pool.pooledBytes > 0, "released buffers wait for reuse")
+      }
+    } finally { r.close(); root.close() }
+  }
+
+  test("nested columns decoded into reused memory that holds other bytes read back the file's values") {
+    // Lists, maps and structs get their own buffers unzeroed (their children allocate theirs).
+    for (seed <- 1 to 4) {
+      val rnd = new Random(seed)
+      val fields = (0 until 3).map(i => NestedData.randomField(rnd, s"c$i", 1 + rnd.nextInt(3)))
+      val rows = IndexedSeq.fill(600)(fields.map(f => NestedData.randomValue(rnd, f, 0.25)).toIndexedSeq)
+      val file = TestFiles.tempDir("fermion-dirty-nested").resolve("n.fermion")
+      val data = NestedData.root(fields, rows)
+      val expected =
+        try {
+          TestFiles.write(file, data, WriterOptions(stripeMaxRows = 200, pageSize = 1024))
+          fields.indices.map(c => TestFiles.column(data.getVector(c)))
+        } finally data.close()
+      assertReadsThroughDirtyMemory(file, expected, s"seed $seed")
+    }
+  }
+
   test("columns decoded into reused memory that holds other bytes read back the file's values") {
     // The decoder does not zero value buffers it fills whole: memory reused from earlier vectors
     // (here overwritten with a pattern each round) must never show through.
@@ -82,28 +132,7 @@ class FermionAllocatorsSuite extends AnyFunSuite {
           TestFiles.write(file, data, WriterOptions(stripeMaxRows = 1000, pageSize = 1024))
           (0 until data.getFieldVectors.size).map(c => TestFiles.column(data.getVector(c)))
         } finally data.close()
-      val pool = new ReusingAllocationManagerFactory(poolBytes = 64 * MiB, minPooled = 1)
-      val root = FermionAllocators.rootWith(pool, Long.MaxValue)
-      val r = TestFiles.open(file)
-      try {
-        for (round <- 0 until 3) {
-          val actual = expected.indices.map(_ => IndexedSeq.newBuilder[AnyRef])
-          for (s <- 0 until r.numStripes) {
-            val vs = r.readStripe(s, expected.indices, root)
-            vs.zip(actual).foreach { case (v, b) => b ++= TestFiles.column(v) }
-            vs.foreach { v =>
-              v.getFieldBuffers.asScala.foreach(b =>
-                MemoryUtil.setMemory(b.memoryAddress(), b.capacity(), (0xa5 ^ round).toByte)
-              )
-              v.close()
-            }
-          }
-          expected.indices.foreach(c =>
-            assert(actual(c).result() == expected(c), s"values from a pool of $valuePool, round $round, column $c")
-          )
-          assert(pool.pooledBytes > 0, "released buffers wait for reuse")
-        }
-      } finally { r.close(); root.close() }
+      assertReadsThroughDirtyMemory(file, expected, s"values from a pool of $valuePool")
     }
   }
 }
