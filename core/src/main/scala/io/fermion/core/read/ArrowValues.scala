@@ -117,14 +117,13 @@ private[read] object ArrowValues {
     if (groups > 0) {
       val top = (1L << bits) - 1
       val rising = !d.zigzag && ref >= 0 && ref <= Long.MaxValue - top && risesWithin(d.first, m, ref + top, width)
+      val ranged = if (rising) null else range
       if (width == 8) {
         MemoryUtil.putLong(address, acc)
-        acc = if (rising) deltaLongs(p.array, p.offset, groups, bits, s, ref, acc, address + 8, null)
-        else deltaLongs(p.array, p.offset, groups, bits, s, ref, acc, address + 8, range)
+        acc = deltaLongs(p.array, p.offset, groups, bits, s, ref, acc, address + 8, ranged)
       } else {
         MemoryUtil.putInt(address, acc.toInt)
-        acc = if (rising) deltaInts(p.array, p.offset, groups, bits, s, ref, acc, address + 4, null)
-        else deltaInts(p.array, p.offset, groups, bits, s, ref, acc, address + 4, range)
+        acc = deltaInts(p.array, p.offset, groups, bits, s, ref, acc, address + 4, ranged)
       }
       val first = if (width == 8) d.first else d.first.toInt.toLong
       val last = if (width == 8) acc else acc.toInt.toLong
@@ -423,7 +422,8 @@ private[read] object ArrowValues {
 
   // The two loops below sum `groups` groups of eight differences (decoded as in `putDeltas`) onto
   // `acc`, write each value from `address` and return the last; with a `range`, they leave in it
-  // the smallest and largest value written.
+  // the smallest and largest value written. One loop per output width, as for the packed loops
+  // below (a loop testing the width ran slower there).
 
   private def deltaLongs(
       src: Array[Byte],

@@ -71,8 +71,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
     * from the node's OFFSETS: a `dictionary_by_length` page needs them. `fixedAsLongs`: encoded
     * pages of fixed-width values of up to 8 bytes are handed over as `longs`, and with
     * `keepEncoded` BITPACK and FOR pages as `packed`, DELTA and DELTA_FOR pages as `deltas` and
-    * dictionary pages with bit-packed codes as `dictionary`; with `keepEncoded`, dictionary pages of variable-width values as `entries` (see
-    * [[DecodedPage]]). */
+    * dictionary pages with bit-packed codes as `dictionary`; with `keepEncoded`, dictionary pages
+    * of variable-width values as `entries` (see [[DecodedPage]]). */
   def foreachPage(
       chunk: ByteBuffer,
       chunkOffset: Long,
