@@ -81,9 +81,11 @@ private[core] object HuffmanBlock {
       throw new MalformedPageException(s"$what code lengths do not form a complete prefix code")
     // Per symbol the first value of its bin; the table, indexed by the next maxLength bits of the
     // stream, holds (that value plus `add`, signed, or the symbol when that may not fit in 52
-    // bits) << 12 | offset bits << 6 | (code length + offset bits) mod 64: a decoder shifts its bit
+    // bits) << 12 | code length << 6 | (code length + offset bits) mod 64: a decoder shifts its bit
     // buffer by the entry itself (a long shift uses the count's low 6 bits), one step fewer on the
-    // chain from one lookup to the next.
+    // chain from one lookup to the next, and by the entry >>> 6 to reach the offset bits. Beside
+    // it, per index, the mask of the offset's bits. Both arrays are exactly 2^maxLength long, so
+    // the index masked with their length needs no bounds check.
     val base = scratch.bases(symbols)
     val small = 1 << m
     var maxBits = 0
@@ -100,7 +102,8 @@ private[core] object HuffmanBlock {
       s += 1
     }
     val basesInTable = java.lang.Long.compareUnsigned(maxBase, 1L << 50) < 0 && add >= -(1L << 50) && add <= (1L << 50)
-    val table = scratch.table(1 << maxLength)
+    val table = scratch.table(maxLength)
+    val masks = scratch.masks(maxLength)
     val next = new Array[Int](MaxCodeLength + 2)
     canonicalFirstCodes(perLength, next)
     s = 0
@@ -110,8 +113,9 @@ private[core] object HuffmanBlock {
         val c = next(len); next(len) += 1
         var i = Integer.reverse(c) >>> (32 - len)
         val o = offsetBits(s, m)
-        val entry = ((if (basesInTable) base(s) + add else s.toLong) << 12) | (o << 6) | ((len + o) & 63)
-        while (i < (1 << maxLength)) { table(i) = entry; i += 1 << len }
+        val entry = ((if (basesInTable) base(s) + add else s.toLong) << 12) | (len << 6) | ((len + o) & 63)
+        val offsetMask = (1L << o) - 1
+        while (i < (1 << maxLength)) { table(i) = entry; masks(i) = offsetMask; i += 1 << len }
       }
       s += 1
     }
@@ -136,13 +140,12 @@ private[core] object HuffmanBlock {
       laneStart += words(lane) * 8
       lane += 1
     }
-    val mask = (1 << maxLength) - 1
     val done =
-      if (lanes == 4 && maxBits <= 56 && basesInTable) BitReader.decodeFourLanes(readers, k, out, table, mask, maxBits)
+      if (lanes == 4 && maxBits <= 56 && basesInTable) BitReader.decodeFourLanes(readers, k, out, table, masks, maxBits)
       else 0
     var i = done
     val bases = if (basesInTable) null else base
-    while (i < k) { readers(i % lanes).decodeOne(out, i, table, mask, bases, add); i += 1 }
+    while (i < k) { readers(i % lanes).decodeOne(out, i, table, bases, add); i += 1 }
     lane = 0
     while (lane < lanes) { readers(lane).checkEnd(); lane += 1 }
   }
@@ -182,11 +185,11 @@ final private class BitReader(val stream: Array[Byte], start: Int, words: Int, w
 
   /** Decodes one value plus `add` into `out(i)` (any offset length, up to 63 bits); `base` is null
     * when the table holds the bins' first values (plus `add`). */
-  def decodeOne(out: Array[Long], i: Int, table: Array[Long], mask: Int, base: Array[Long], add: Long): Unit = {
+  def decodeOne(out: Array[Long], i: Int, table: Array[Long], base: Array[Long], add: Long): Unit = {
     refill()
-    val e = table(buf.toInt & mask)
-    val o = ((e >>> 6) & 63).toInt
+    val e = table(buf.toInt & (table.length - 1))
     val len = BitReader.codeLength(e)
+    val o = (e.toInt - len) & 63
     buf >>>= len; avail -= len
     val x =
       if (o <= avail) { val x = buf & ((1L << o) - 1); buf >>>= o; avail -= o; x }
@@ -214,9 +217,8 @@ final private class BitReader(val stream: Array[Byte], start: Int, words: Int, w
 
 private object BitReader {
 
-  /** The code length in a table entry: its low 6 bits less its offset bits, mod 64 (a code has 1
-    * to 15 bits). */
-  @inline def codeLength(e: Long): Int = (e.toInt - ((e >>> 6) & 63).toInt) & 63
+  /** The code length in a table entry (1 to 15 bits). */
+  @inline def codeLength(e: Long): Int = (e >>> 6).toInt & 63
 
   /** Four lanes decoded two at a time (lanes 0 and 1, then 2 and 3: two chains of table lookups
     * overlap in the CPU, and their state fits in registers), `56 / maxBits` values of each per
@@ -227,14 +229,14 @@ private object BitReader {
       k: Int,
       out: Array[Long],
       table: Array[Long],
-      mask: Int,
+      masks: Array[Long],
       maxBits: Int
   ): Int = {
     if (!MemoryUtil.LITTLE_ENDIAN) return 0
     val per = 56 / maxBits
     val whole = k - k % (4 * per)
-    decodePair(readers(0), readers(1), 0, whole, out, table, mask, per)
-    decodePair(readers(2), readers(3), 2, whole, out, table, mask, per)
+    decodePair(readers(0), readers(1), 0, whole, out, table, masks, per)
+    decodePair(readers(2), readers(3), 2, whole, out, table, masks, per)
     whole
   }
 
@@ -250,7 +252,7 @@ private object BitReader {
       whole: Int,
       out: Array[Long],
       table: Array[Long],
-      mask: Int,
+      masks: Array[Long],
       per: Int
   ): Unit = {
     val stream = ra.stream
@@ -258,6 +260,7 @@ private object BitReader {
     var pa = ra.nextByte; var pb = rb.nextByte
     var a = ra.buf; var b = rb.buf
     var na = ra.avail; var nb = rb.avail
+    val index = table.length - 1
     var i = first
     val end = whole + first
     while (i < end) {
@@ -266,8 +269,10 @@ private object BitReader {
       b |= MemoryUtil.getLong(stream, pb) << nb; pb += (63 - nb) >>> 3; nb |= 56
       var j = 0
       while (j < per) {
-        val ea = table(a.toInt & mask); val eb = table(b.toInt & mask)
-        out(i) = valueOf(ea, a); out(i + 1) = valueOf(eb, b)
+        val ia = a.toInt & index; val ib = b.toInt & index
+        val ea = table(ia); val eb = table(ib)
+        out(i) = (ea >> 12) + ((a >>> codeLength(ea)) & masks(ia))
+        out(i + 1) = (eb >> 12) + ((b >>> codeLength(eb)) & masks(ib))
         a >>>= ea.toInt; b >>>= eb.toInt
         na -= ea.toInt & 63; nb -= eb.toInt & 63
         i += 4
@@ -278,24 +283,27 @@ private object BitReader {
     ra.avail = na; rb.avail = nb
     ra.nextByte = pa; rb.nextByte = pb
   }
-
-  /** The value of entry `e` whose code starts at bit 0 of `bits`: the bin's first value plus the
-    * offset bits that follow the code. */
-  @inline private def valueOf(e: Long, bits: Long): Long = {
-    val o = ((e >>> 6) & 63).toInt
-    (e >> 12) + ((bits >>> codeLength(e)) & ((1L << o) - 1))
-  }
 }
 
 /** Reusable arrays for decoding Huffman blocks. */
 final private[core] class HuffmanScratch {
   private var lengthArray = new Array[Int](0)
-  private var tableArray = new Array[Long](0)
+  private val tables = new Array[Array[Long]](HuffmanBlock.MaxCodeLength + 1)
+  private val maskTables = new Array[Array[Long]](HuffmanBlock.MaxCodeLength + 1)
   private var streamArray = new Array[Byte](0)
   private var baseArray = new Array[Long](0)
   def bases(n: Int): Array[Long] = { if (baseArray.length < n) baseArray = new Array[Long](n); baseArray }
   def lengths(n: Int): Array[Int] = { if (lengthArray.length < n) lengthArray = new Array[Int](n); lengthArray }
-  def table(n: Int): Array[Long] = { if (tableArray.length < n) tableArray = new Array[Long](n); tableArray }
+
+  /** The decoding table for codes of at most `maxLength` bits: exactly `2^maxLength` entries. */
+  def table(maxLength: Int): Array[Long] = {
+    if (tables(maxLength) == null) tables(maxLength) = new Array[Long](1 << maxLength); tables(maxLength)
+  }
+
+  /** The offset masks beside [[table]], as long as it. */
+  def masks(maxLength: Int): Array[Long] = {
+    if (maskTables(maxLength) == null) maskTables(maxLength) = new Array[Long](1 << maxLength); maskTables(maxLength)
+  }
   def stream(n: Int): Array[Byte] = {
     if (streamArray.length < n) streamArray = new Array[Byte](math.max(n, streamArray.length * 2)); streamArray
   }
