@@ -16,7 +16,8 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 # reference line (1.0 = as fast / as large).
 CHARTS = {
     "tpch": dict(columns=["speedup", "in-memory vs Parquet"], axis="speedup over Parquet (higher is better)", ref=1.0,
-                 legend={"speedup": "Fermion", "in-memory vs Parquet": "Spark's in-memory cache (no file, no decoding)"}),
+                 legend={"speedup": "Fermion", "in-memory vs Parquet": "Spark's in-memory cache (no file, no decoding)"},
+                 spread={"speedup": "middle half of paired speedups"}),
     "analytic": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
     "scans": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
     "nested": dict(columns=["vs Parquet", "vs ORC"], axis="speedup (higher is better)", ref=1.0),
@@ -102,7 +103,17 @@ def render(name, spec):
     for k, (column, vs) in enumerate(series.items()):
         ys = [i + (k - (len(series) - 1) / 2) * bar for i in range(len(rows))]
         present = [(y, v) for y, v in zip(ys, vs) if v is not None]
-        bars = ax.barh([y for y, _ in present], [v for _, v in present], height=bar,
+        # A column's spread (spec "spread": a column of "low-high" ranges) drawn as a whisker.
+        spread = spec.get("spread", {}).get(column)
+        whiskers = None
+        if spread in header:
+            ranges = [re.findall(r"\d+\.\d+", r[header.index(spread)]) for r in rows]
+            ok = [len(rg) == 2 for rg, v in zip(ranges, vs) if v is not None]
+            if all(ok):
+                pairs = [(float(rg[0]), float(rg[1]), v) for rg, v in zip(ranges, vs) if v is not None]
+                whiskers = [[max(0.0, v - lo) for lo, _, v in pairs], [max(0.0, hi - v) for _, hi, v in pairs]]
+        bars = ax.barh([y for y, _ in present], [v for _, v in present], height=bar, xerr=whiskers,
+                       error_kw=dict(elinewidth=0.8, capsize=2),
                        label=spec.get("legend", {}).get(column, column))
         ax.bar_label(bars, labels=[f"{v:g}" for _, v in present], fontsize=7, padding=2)
     if values and min(values) > 0 and max(values) / min(values) > 50:

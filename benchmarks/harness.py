@@ -72,19 +72,36 @@ def timed(fn, warmups=1, reps=3):
     return statistics.median(times), result
 
 
-def timed_side_by_side(fns, warmups=1, reps=5):
-    """Median wall time of each of `fns` ({name: fn}), the runs interleaved round-robin so that a
-    slow moment of the machine (GC, page cache, another process) hits every format alike."""
+def timed_runs(fns, warmups=1, reps=5):
+    """Wall times of every run of each of `fns` ({name: fn}): {name: [seconds per rep]}. The runs
+    are interleaved round-robin, in the given order on even reps and reversed on odd ones, so that
+    a slow moment of the machine (GC, page cache, another process) hits every format alike and no
+    format always runs right after the same other one (and inherits its garbage)."""
     for _ in range(warmups):
         for fn in fns.values():
             fn()
     times = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, fn in fns.items():
+    order = list(fns)
+    for rep in range(reps):
+        for k in (order if rep % 2 == 0 else order[::-1]):
             start = time.perf_counter()
-            fn()
+            fns[k]()
             times[k].append(time.perf_counter() - start)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
+
+
+def timed_side_by_side(fns, warmups=1, reps=5):
+    """Median wall time of each of `fns` ({name: fn}), run as `timed_runs` runs them."""
+    return {k: statistics.median(v) for k, v in timed_runs(fns, warmups, reps).items()}
+
+
+def paired_ratio_quartiles(numerators, denominators):
+    """The first and third quartiles of `numerators[i] / denominators[i]`: the ratio of two formats
+    within each rep (run next to each other), so the machine's drift between reps cancels out. Half
+    of the reps lie between the two."""
+    ratios = [n / d for n, d in zip(numerators, denominators)]
+    q = statistics.quantiles(ratios, n=4, method="inclusive")
+    return q[0], q[2]
 
 
 def reader(spark, fmt):

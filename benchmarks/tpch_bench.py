@@ -10,11 +10,12 @@ import argparse
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import machine_line, markdown_table, progress, publish, session, size_of, timed_side_by_side, write_all  # noqa: E402
+from harness import machine_line, markdown_table, paired_ratio_quartiles, progress, publish, session, size_of, timed_runs, write_all  # noqa: E402
 from tpch_queries import QUERIES, TABLES  # noqa: E402
 
 FORMATS = ("fermion", "parquet")
@@ -66,7 +67,7 @@ def main():
         sizes.append([t, *[f"{size_of(spark, paths[f]) / 1e6:.1f}" for f in FORMATS],
                       f"{size_of(spark, paths['fermion']) / size_of(spark, paths['parquet']):.3f}"])
     variants = FORMATS if args.no_bound else FORMATS + ("memory",)
-    rows, speedups, bounds = [], [], []
+    rows, speedups, bounds, quartiles = [], [], [], []
     wanted = [int(q) for q in args.queries.split(",")]
     # A first pass over every query checks the answers and warms the JIT up for all of them: the
     # first queries timed would otherwise pay for compiling paths the later ones find compiled.
@@ -84,11 +85,15 @@ def main():
         progress(f"Q{n}: {len(got['parquet'])} rows, answers equal")
     for n in wanted:
         texts = {f: query_for(f, QUERIES[n]) for f in variants}
-        times = timed_side_by_side({f: (lambda f=f: spark.sql(texts[f]).collect()) for f in variants},
-                                   warmups=1, reps=args.reps)
+        runs = timed_runs({f: (lambda f=f: spark.sql(texts[f]).collect()) for f in variants},
+                          warmups=1, reps=args.reps)
+        times = {f: statistics.median(v) for f, v in runs.items()}
         speedup = times["parquet"] / times["fermion"]
         speedups.append(speedup)
-        row = [f"Q{n}", f"{times['fermion']:.3f}", f"{times['parquet']:.3f}", f"{speedup:.2f}x"]
+        low, high = paired_ratio_quartiles(runs["parquet"], runs["fermion"])
+        quartiles.append((low, high))
+        row = [f"Q{n}", f"{times['fermion']:.3f}", f"{times['parquet']:.3f}", f"{speedup:.2f}x",
+               f"{low:.2f}-{high:.2f}x"]
         if "memory" in times:
             bounds.append(times["parquet"] / times["memory"])
             row += [f"{times['memory']:.3f}", f"{bounds[-1]:.2f}x"]
@@ -98,7 +103,9 @@ def main():
     def geomean(xs):
         return math.exp(sum(math.log(x) for x in xs) / len(xs))
     slower = [r[0] for r, s in zip(rows, speedups) if s < 1.0]
-    header = ["query", "Fermion s", "Parquet s", "speedup"]
+    # Slower in at least three quarters of the paired runs, not only in their median.
+    clearly_slower = [r[0] for r, q in zip(rows, quartiles) if q[1] < 1.0]
+    header = ["query", "Fermion s", "Parquet s", "speedup", "middle half of paired speedups"]
     if bounds:
         header += ["in-memory s", "in-memory vs Parquet"]
     bound_text = ("" if not bounds else
@@ -112,13 +119,17 @@ def main():
         f"{machine_line()}; TPC-H sf{args.scale:g} from tpchgen-cli, each table read from its Parquet output and "
         "written by Spark as Fermion (defaults) and as Parquet (zstd) from the same DataFrame; the 22 queries of "
         "the specification with its validation parameters (`benchmarks/tpch_queries.py`); median of "
-        f"{args.reps} runs after a first pass over all queries and a warm-up, formats interleaved; every answer checked "
-        "equal to Parquet's. "
-        "Speedup = Parquet's time / Fermion's.\n",
+        f"{args.reps} runs after a first pass over all queries and a warm-up, formats interleaved (their order reversed "
+        "every other run); every answer checked equal to Parquet's. "
+        "Speedup = Parquet's time / Fermion's medians. The middle half of paired speedups is the first to third "
+        "quartile of Parquet's time / Fermion's within each run (the two run next to each other, so the machine's "
+        "drift between runs cancels): where that ratio lay in half of the runs. A range that spans 1.00x means "
+        "the two formats could not be told apart on this machine for that query.\n",
         markdown_table(header + ["rows"], rows),
         "",
         f"Geometric mean of the speedups over {len(speedups)} queries: **{geomean(speedups):.2f}x**; "
-        f"slower than Parquet: {', '.join(slower) if slower else 'none'}.{bound_text}\n",
+        f"slower than Parquet: {', '.join(slower) if slower else 'none'} (in three quarters of the paired runs: "
+        f"{', '.join(clearly_slower) if clearly_slower else 'none'}).{bound_text}\n",
         "Table sizes (MB):\n",
         markdown_table(["table", "Fermion MB", "Parquet MB", "Fermion / Parquet"], sizes),
         ""])
