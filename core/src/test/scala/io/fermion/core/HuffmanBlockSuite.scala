@@ -118,6 +118,68 @@ class HuffmanBlockSuite extends AnyFunSuite {
     assert(decode(body, 5).toSeq == Seq(0L, 1L, 5L, 7L, 0L))
   }
 
+  /** A block written straight from the format's text (5.7.1), for code lengths the Scala writer
+    * never uses: canonical codes from `lengths` (symbol -> length), each integer's code from its
+    * most significant bit, then its offset bits from the least, dealt to `lanes` lanes. */
+  private def blockFromText(m: Int, lengths: Map[Int, Int], u: Array[Long], lanes: Int): Array[Byte] = {
+    val symbols = lengths.keys.max + 1
+    val ordered = lengths.toSeq.sortBy { case (s, l) => (l, s) }
+    var code = 0L
+    var previous = ordered.head._2
+    val codes = ordered.zipWithIndex.map { case ((s, l), i) =>
+      if (i > 0) { code = (code + 1) << (l - previous); previous = l }
+      s -> (code, l)
+    }.toMap
+    val streams = Array.fill(lanes)(scala.collection.mutable.ArrayBuffer[Boolean]())
+    u.indices.foreach { i =>
+      val bits = streams(i % lanes)
+      val x = u(i)
+      val (s, o) =
+        if (java.lang.Long.compareUnsigned(x, 1L << m) < 0) (x.toInt, 0)
+        else {
+          val e = 64 - java.lang.Long.numberOfLeadingZeros(x)
+          val o = e - 1 - m
+          (((o + 1) << m) + ((x >>> o) & ((1L << m) - 1)).toInt, o)
+        }
+      val (c, l) = codes(s)
+      (l - 1 to 0 by -1).foreach(j => bits += ((c >>> j) & 1) == 1)
+      (0 until o).foreach(j => bits += ((x >>> j) & 1) == 1)
+    }
+    val words = streams.map(b => (b.size + 63) / 64)
+    val out = ByteBuffer.allocate(1 + 4 + (symbols + 1) / 2 + 1 + 4 * lanes + 8 * words.sum)
+      .order(ByteOrder.LITTLE_ENDIAN)
+    out.put(m.toByte).putInt(symbols)
+    (0 until symbols by 2).foreach { s =>
+      out.put((lengths.getOrElse(s, 0) | (lengths.getOrElse(s + 1, 0) << 4)).toByte)
+    }
+    out.put(lanes.toByte)
+    words.foreach(out.putInt)
+    streams.zip(words).foreach { case (bits, w) =>
+      (0 until w).foreach(k =>
+        out.putLong((0 until 64).foldLeft(0L) { (acc, j) =>
+          val at = k * 64 + j
+          if (at < bits.size && bits(at)) acc | (1L << j) else acc
+        })
+      )
+    }
+    out.array()
+  }
+
+  test("codes of up to 15 bits (the format's limit, past the writer's) decode in every lane count") {
+    // Width 4: values 0..13 are symbols 0..13 with codes of 1..14 bits; value 14 (symbol 14) and
+    // symbol 53 (o = 2 offset bits: values 84..87) have the two 15-bit codes. Complete: the sum of
+    // 2^-l is 1/2 + ... + 1/2^14 + 2/2^15 = 1.
+    val lengths = (0 until 14).map(s => s -> (s + 1)).toMap ++ Map(14 -> 15, 53 -> 15)
+    val rnd = new Random(14)
+    val alphabet = (0L to 14L) ++ (84L to 87L)
+    for (lanes <- Seq(1, 3, 4, 8); n <- Seq(1, 7, 4096 + 5)) {
+      val u = Array.fill(n)(alphabet(rnd.nextInt(alphabet.size)))
+      val body = blockFromText(4, lengths, u, lanes)
+      assert(decode(body, n).sameElements(u), s"$lanes lanes, $n values")
+      assert(decode(body, n, add = 1000L).sameElements(u.map(_ + 1000L)), s"$lanes lanes, $n values plus 1000")
+    }
+  }
+
   test("the largest block a page may hold: the widest alphabet, eight lanes; readers accept its size") {
     // M = 12, every symbol described, the last two coded (1 bit each): the last one's values are
     // (2^12 + 4095) << 51 plus 51 offset bits. One value, in lane 0 of 8.
