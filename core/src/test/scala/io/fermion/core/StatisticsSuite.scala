@@ -92,6 +92,37 @@ class StatisticsSuite extends AnyFunSuite {
     assert(got(2) == (0 until rows).map(i => if (i % 3 == 0) null else normalize(Double.box(x(i)))))
   }
 
+  test("encoded float pages of one sign (their range taken from their bits' range) read back; a NaN among them too") {
+    val file = tempDir("fermion-stats-sign").resolve("s.fermion")
+    val schema = new Schema(Seq(
+      ArrowTestData.field("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+      ArrowTestData.field("f", new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE))
+    ).asJava)
+    val root = VectorSchemaRoot.create(schema, allocator)
+    val rows = 4096
+    // Dictionary pages of 512 rows: `d` non-negative (0.0 and +Infinity among them), `f` negative
+    // (-0.0 and -Infinity among them); pages 3 and 6 hold a NaN, which the bits cannot rule on.
+    val positive = IndexedSeq(0.0, 1.5, 3.25, Double.PositiveInfinity, 1e-300)
+    val negative = IndexedSeq(-0.0f, -1.5f, Float.NegativeInfinity, -7.0f)
+    def d(i: Int) = if (i == 3 * 512 + 5) Double.NaN else positive(i % positive.size)
+    def f(i: Int) = if (i == 6 * 512 + 9) Float.NaN else negative(i % negative.size)
+    try {
+      root.allocateNew()
+      val dv = root.getVector(0).asInstanceOf[Float8Vector]
+      val fv = root.getVector(1).asInstanceOf[org.apache.arrow.vector.Float4Vector]
+      (0 until rows).foreach { i => dv.setSafe(i, d(i)); fv.setSafe(i, f(i)) }
+      root.setRowCount(rows)
+      write(
+        file,
+        root,
+        WriterOptions(pageRows = 512, encodings = io.fermion.core.encoding.EncodingSet.parse("dictionary"))
+      )
+    } finally root.close()
+    val got = readAll(file)
+    assert(got(0) == (0 until rows).map(i => normalize(Double.box(d(i)))))
+    assert(got(1) == (0 until rows).map(i => normalize(Float.box(f(i)))))
+  }
+
   test("merge follows each type's order") {
     def d(v: Double) = java.lang.Double.doubleToRawLongBits(v)
     val f = ValueStats.HasMinMax | ValueStats.DoubleBits

@@ -587,8 +587,11 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           var nan = false
           val single = t == FermionType.Float32
           var i = 0
+          val noNulls = n > 0 && validity.count(row, n) == n
+          val fromBits = if (noNulls && known != null) ColumnDecoder.floatRangeOfBits(known, single) else null
+          if (fromBits != null) { seen = true; lo = fromBits.lo; hi = fromBits.hi; i = n }
           // Pages without nulls (most): no validity lookup per value; any non-NaN value leaves lo <= hi.
-          if (n > 0 && validity.count(row, n) == n) {
+          else if (noNulls) {
             if (single) while (i < n) {
               val d = java.lang.Float.intBitsToFloat(MemoryUtil.getInt(base + 4L * i)).toDouble
               if (d != d) nan = true else { if (d < lo) lo = d; if (d > hi) hi = d }
@@ -689,6 +692,26 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
 }
 
 private[core] object ColumnDecoder {
+
+  /** The smallest and largest of some float or double values. */
+  final class FloatRange(val lo: Double, val hi: Double)
+
+  /** The smallest and largest of float or double values whose bits' range as signed integers is
+    * known (`bits`: of doubles, or of floats sign-extended, as the decoders leave it), when the
+    * bits tell: all of one sign and none a NaN. Non-negative values order as their bits do and
+    * negative ones in reverse, and a NaN's bits lie beyond those of the infinity of its sign, so
+    * the bits' extremes are then the values'. Null otherwise (mixed signs, or a NaN): the caller
+    * reads the values. */
+  def floatRangeOfBits(bits: ValueRange, single: Boolean): FloatRange = {
+    val positiveInfinity = if (single) 0x7f800000L else 0x7ff0000000000000L
+    val negativeInfinity = if (single) 0xff800000.toInt.toLong else 0xfff0000000000000L
+    def value(b: Long): Double =
+      if (single) java.lang.Float.intBitsToFloat(b.toInt).toDouble else java.lang.Double.longBitsToDouble(b)
+    if (bits.lo > bits.hi) null
+    else if (bits.lo >= 0 && bits.hi <= positiveInfinity) new FloatRange(value(bits.lo), value(bits.hi))
+    else if (bits.hi <= negativeInfinity) new FloatRange(value(bits.hi), value(bits.lo))
+    else null
+  }
 
   /** The lengths of the non-null slots among the `n` from `first`, from a node's `offsets`: the
     * values a variable-width DATA page of those slots holds (`dictionary_by_length` decodes with them). */
