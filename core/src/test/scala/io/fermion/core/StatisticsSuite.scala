@@ -16,6 +16,11 @@ import org.scalatest.funsuite.AnyFunSuite
 class StatisticsSuite extends AnyFunSuite {
   import TestFiles._
 
+  // Few distinct values make dictionary pages, which (unlike PLAIN ones) the reader checks
+  // against their statistics.
+  private val dictionaryPagesOf512 =
+    WriterOptions(pageRows = 512, encodings = io.fermion.core.encoding.EncodingSet.parse("dictionary"))
+
   test("chunk min/max over many pages: negative doubles and high-byte strings") {
     val file = tempDir("fermion-stats").resolve("s.fermion")
     val schema = new Schema(Seq(
@@ -80,11 +85,7 @@ class StatisticsSuite extends AnyFunSuite {
         if (i % 3 == 0) dn.setNull(i) else dn.setSafe(i, x(i))
       }
       root.setRowCount(rows)
-      write(
-        file,
-        root,
-        WriterOptions(pageRows = 512, encodings = io.fermion.core.encoding.EncodingSet.parse("dictionary"))
-      )
+      write(file, root, dictionaryPagesOf512)
     } finally root.close()
     val got = readAll(file)
     assert(got(0) == (0 until rows).map(i => normalize(Double.box(x(i)))))
@@ -112,11 +113,7 @@ class StatisticsSuite extends AnyFunSuite {
       val fv = root.getVector(1).asInstanceOf[org.apache.arrow.vector.Float4Vector]
       (0 until rows).foreach { i => dv.setSafe(i, d(i)); fv.setSafe(i, f(i)) }
       root.setRowCount(rows)
-      write(
-        file,
-        root,
-        WriterOptions(pageRows = 512, encodings = io.fermion.core.encoding.EncodingSet.parse("dictionary"))
-      )
+      write(file, root, dictionaryPagesOf512)
     } finally root.close()
     val got = readAll(file)
     assert(got(0) == (0 until rows).map(i => normalize(Double.box(d(i)))))
