@@ -100,6 +100,8 @@ def paired_ratio_quartiles(numerators, denominators):
     within each rep (run next to each other), so the machine's drift between reps cancels out. Half
     of the reps lie between the two."""
     ratios = [n / d for n, d in zip(numerators, denominators)]
+    if len(ratios) < 2:  # one rep (a quick check): its ratio is both
+        return ratios[0], ratios[0]
     q = statistics.quantiles(ratios, n=4, method="inclusive")
     return q[0], q[2]
 
