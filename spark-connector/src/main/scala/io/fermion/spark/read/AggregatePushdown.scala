@@ -41,7 +41,9 @@ object AggregatePushdown {
   // (a scan of a 10,000-column schema per reference cost a wide query ~5 ms).
   private def field(r: NamedReference, schema: StructType): Option[StructField] = {
     val name = r.fieldNames()(0)
-    scala.util.Try(schema(name)).toOption.orElse(schema.fields.find(_.name.equalsIgnoreCase(name)))
+    // Not `schema(name)`: its map of every field's name, built on first use, costs more than these
+    // few lookups on a wide table (a fresh schema each query).
+    schema.fields.find(_.name == name).orElse(schema.fields.find(_.name.equalsIgnoreCase(name)))
   }
 
   private def fermion(t: DataType): io.fermion.core.schema.FermionType =

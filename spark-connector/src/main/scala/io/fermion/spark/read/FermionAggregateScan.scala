@@ -43,7 +43,11 @@ final class FermionAggregateScan(
     case o: FermionAggregateScan => (o eq this) || identity == o.identity
     case _ => false
   }
-  override def hashCode(): Int = identity.hashCode()
+  // Hashed without the files (only their number): their field ids make a hash O(files x columns),
+  // about 5 ms a query on a 10,000-column table of 24 files. Scans with equal identities still hash
+  // alike.
+  private lazy val identityHash = identity.copy(_3 = snapshot.files.size).hashCode()
+  override def hashCode(): Int = identityHash
 
   /** Partial results are a handful of rows per task without GROUP BY; with it, at most the rows
     * read: the version's live rows bound them (Spark estimates an aggregate over a scan the same

@@ -122,7 +122,11 @@ final class FermionScan(
     case o: FermionScan => (o eq this) || identity == o.identity
     case _ => false
   }
-  override def hashCode(): Int = identity.hashCode()
+  // Hashed without the files (only their number): their field ids make a hash O(files x columns),
+  // about 5 ms a query on a 10,000-column table of 24 files. Scans with equal identities still hash
+  // alike.
+  private lazy val identityHash = identity.copy(_3 = snapshot.files.size).hashCode()
+  override def hashCode(): Int = identityHash
 
   override def toMicroBatchStream(checkpointLocation: String)
       : org.apache.spark.sql.connector.read.streaming.MicroBatchStream =
