@@ -273,16 +273,18 @@ final class FermionFileReader private (
       allocator: BufferAllocator,
       selection: RowRanges = null
   ): IndexedSeq[FieldVector] =
-    decode(fetch(stripe, columns, selection), allocator)
+    decode(fetch(stripe, columns, selection, now = true), allocator)
 
   /** Starts fetching what decoding `columns` of `stripe` needs and returns at once: where the file
     * system reads in the background, the caller decodes the current stripe meanwhile (prefetch).
     * With a `selection` (rows of the stripe the caller will keep), the DATA pages of flat columns
-    * whose rows all lie outside it are neither read nor decoded. */
+    * whose rows all lie outside it are neither read nor decoded. With `now`, the caller decodes the
+    * stripe right away ([[InputFile.readNow]]). */
   private[core] def fetch(
       stripe: Int,
       columns: IndexedSeq[(Int, ProjectedNode)],
-      selection: RowRanges = null
+      selection: RowRanges = null,
+      now: Boolean = false
   ): StripeFetch = {
     require(stripe >= 0 && stripe < footer.numStripes, s"stripe $stripe out of range 0..${footer.numStripes - 1}")
     loadColumnMetadata(columns.map(_._1))
@@ -320,7 +322,7 @@ final class FermionFileReader private (
     val futures = inTail.map(r =>
       r -> java.util.concurrent.CompletableFuture.completedFuture(bytesAt(r.offset, r.length, metadata = false))
     ) ++
-      toRead.zip(input.readRanges(toRead))
+      toRead.zip(if (now) input.readNow(toRead) else input.readRanges(toRead))
     pagesSkipped += plans.map(p =>
       p.dataPages.map(sel => p.cmb.get.fullNumPages(p.node.streamOf(dataIndex(p.node)), stripe) - sel.size).getOrElse(0)
     ).sum
