@@ -104,7 +104,7 @@ final private[core] class HadoopInputFile private (
   /** A local file's ranges, read one after another on this thread into [[ReadBuffers]] arrays
     * (`readNow`). Hadoop's vectored read hands each range to a thread of its own and back: for a
     * read the caller waits for at once, that handoff cost more than the read from the OS cache
-    * (one-column files of 64 stripes read stripe by stripe, side by side in one JVM: 0.40-0.77 of
+    * (one-column files of 64 stripes read stripe by stripe, side by side in one JVM: 0.37-0.73 of
     * the time without it), and from a dropped cache the two took the same time (0.96-0.98). A
     * prefetch (`readRanges`) still goes to the vectored read: in Spark a full scan of lineitem,
     * whose next stripe is read while the current one decodes, ran 1.03-1.08x slower read inline.
