@@ -11,11 +11,11 @@ Writes benchmarks/results/wide.md.
 """
 import argparse
 import os
+import statistics
 import tempfile
 
 from harness import (publish, FORMATS, machine_line, markdown_table, paired_ratio_quartiles, progress, session, size_of,
                      timed_runs, write_all)
-import statistics
 
 
 def main():

@@ -101,9 +101,10 @@ final private[core] class HadoopInputFile private (
   override def readNow(ranges: IndexedSeq[ByteRange]): IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] =
     if (local) readLocal(ranges) else readRanges(ranges)
 
-  /** A local file's ranges, read one after another on this thread into [[ReadBuffers]] arrays
-    * (`readNow`). Hadoop's vectored read hands each range to a thread of its own and back: for a
-    * read the caller waits for at once, that handoff cost more than the read from the OS cache
+  /** A local file's ranges, checked to lie within it, then read one after another on this thread
+    * into [[ReadBuffers]] arrays (handed back by [[releaseReadBuffers]]; `readNow`). Hadoop's
+    * vectored read hands each range to a thread of its own and back: for a read the caller waits
+    * for at once, that handoff cost more than the read from the OS cache
     * (one-column files of 64 stripes read stripe by stripe, side by side in one JVM: 0.37-0.73 of
     * the time without it), and from a dropped cache the two took the same time (0.96-0.98). A
     * prefetch (`readRanges`) still goes to the vectored read: in Spark a full scan of lineitem,
@@ -112,17 +113,18 @@ final private[core] class HadoopInputFile private (
   private def readLocal(ranges: IndexedSeq[ByteRange])
       : IndexedSeq[java.util.concurrent.CompletableFuture[ByteBuffer]] = {
     ranges.foreach(r => checkRange(r.offset, r.length))
-    val futures = ranges.map(_ => new java.util.concurrent.CompletableFuture[ByteBuffer])
-    ranges.indices.foreach(i => readInto(futures(i), ranges(i), pooled = true))
-    futures
+    ranges.map { r =>
+      val future = new java.util.concurrent.CompletableFuture[ByteBuffer]
+      readInto(future, r)(fill(r.offset, ReadBuffers.shared.allocate(r.length.toInt)))
+      future
+    }
   }
 
-  private def readInto(
-      future: java.util.concurrent.CompletableFuture[ByteBuffer],
-      r: ByteRange,
-      pooled: Boolean
+  /** Completes `future` with `read` of range `r`, or with its failure. */
+  private def readInto(future: java.util.concurrent.CompletableFuture[ByteBuffer], r: ByteRange)(
+      read: => ByteBuffer
   ): Unit =
-    try future.complete(if (pooled) readPooled(r.offset, r.length.toInt) else readFully(r.offset, r.length.toInt))
+    try future.complete(read)
     catch {
       case e: java.io.IOException =>
         future.completeExceptionally(new java.io.UncheckedIOException(
@@ -145,16 +147,12 @@ final private[core] class HadoopInputFile private (
     val groups = math.min(HadoopInputFile.ReadThreads + 1, ranges.size / HadoopInputFile.ManyRanges + 1)
     val per = (order.size + groups - 1) / groups
     def readGroup(g: Int): Unit =
-      order.slice(g * per, (g + 1) * per).foreach(i => readInto(futures(i), ranges(i), pooled = false))
+      order.slice(g * per, (g + 1) * per).foreach(i =>
+        readInto(futures(i), ranges(i))(readFully(ranges(i).offset, ranges(i).length.toInt))
+      )
     (1 until groups).foreach(g => HadoopInputFile.readPool.execute(() => readGroup(g)))
     readGroup(0)
     futures
-  }
-
-  /** As [[readFully]], into an array of [[ReadBuffers]] (handed back by [[releaseReadBuffers]]). */
-  private def readPooled(offset: Long, len: Int): ByteBuffer = {
-    checkRange(offset, len)
-    fill(offset, ReadBuffers.shared.allocate(len))
   }
 
   def readFully(offset: Long, len: Int): ByteBuffer = {

@@ -37,12 +37,11 @@ object AggregatePushdown {
     Some(aggregation -> StructType(output))
   }
 
-  // Spark names a column as the table does; the exact name is looked up in the schema's own index
-  // (a scan of a 10,000-column schema per reference cost a wide query ~5 ms).
+  // Spark names a column as the table does, so the exact name is tried first. Not `schema(name)`:
+  // the schema is new each query, and the map of every field's name it builds on first use cost a
+  // 10,000-column query more (2.7 ms) than these few passes over the fields (0.5 ms).
   private def field(r: NamedReference, schema: StructType): Option[StructField] = {
     val name = r.fieldNames()(0)
-    // Not `schema(name)`: its map of every field's name, built on first use, costs more than these
-    // few lookups on a wide table (a fresh schema each query).
     schema.fields.find(_.name == name).orElse(schema.fields.find(_.name.equalsIgnoreCase(name)))
   }
 
