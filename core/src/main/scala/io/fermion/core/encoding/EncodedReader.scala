@@ -88,11 +88,14 @@ final private[core] class PackedValues {
 /** The values of a DELTA or DELTA_FOR page whose differences are still packed: value 0 is `first`,
   * value i + 1 is value i plus difference i (wrapping), the `n - 1` differences `deltas.bits`-bit
   * words as in [[PackedValues]] — zigzag-encoded (reference 0) when `zigzag`, else each its word
-  * plus `deltas.reference` (a FOR block). */
+  * plus `deltas.reference` (a FOR block). A DELTA_HUFFMAN page's differences come decoded from
+  * their Huffman block instead, zigzag words in `unpacked(0 until n - 1)` (`deltas` unused), so
+  * that the caller sums them into their destination in one pass too; null otherwise. */
 final private[core] class PackedDeltas {
   var first: Long = 0L
   var zigzag: Boolean = false
   val deltas = new PackedValues
+  var unpacked: Array[Long] = null
 }
 
 /** The values of a dictionary page of fixed-width values whose codes are bit-packed, not yet looked

@@ -37,7 +37,8 @@ final private[core] class PageValueDecoder {
   /** When a DELTA or DELTA_FOR page of fixed-width values of up to 8 bytes, differences in at most
     * 56 bits, was decoded with `keepLongs` and `keepEncoded`: its first value and its differences
     * still packed (then `plainArray` and [[longValues]] are null), for a caller summing them into
-    * their destination in one pass. */
+    * their destination in one pass; a DELTA_HUFFMAN page's differences out of their Huffman block
+    * but not summed ([[PackedDeltas.unpacked]]). */
   var packedDeltas: PackedDeltas = null
   private val deltas = new PackedDeltas
 
@@ -59,7 +60,8 @@ final private[core] class PageValueDecoder {
     * page's non-null values from the node's OFFSETS, which `dictionary_by_length` needs (null: not
     * at hand, and such a page is rejected). With `keepLongs`, an encoded page of fixed-width values
     * of up to 8 bytes stops at its values in [[longValues]]; with `keepEncoded` too, a BITPACK or
-    * FOR page of such values stops before unpacking them ([[packedValues]]). With `keepEncoded`, a
+    * FOR page of such values stops before unpacking them ([[packedValues]]), a DELTA, DELTA_FOR or
+    * DELTA_HUFFMAN page before summing its differences ([[packedDeltas]]). With `keepEncoded`, a
     * dictionary page of variable-width values stops at its entries and codes ([[entryValues]]). */
   def decode(
       encoding: Int,
@@ -90,6 +92,8 @@ final private[core] class PageValueDecoder {
       case PageValues.Fixed(w)
           if keepLongs && keepEncoded && (encoding == PageEncoding.Delta || encoding == PageEncoding.DeltaFor) =>
         keepPackedDeltas(encoding, r, n, w)
+      case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.DeltaHuffman =>
+        keepHuffmanDeltas(r, n, w)
       case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Dictionary =>
         keepDictionaryCodes(r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
@@ -209,12 +213,24 @@ final private[core] class PageValueDecoder {
     val (first, reference, w) = deltaHeader(encoding, r)
     if (w <= 56) {
       r.packedAsIs(math.max(0, n - 1), w, reference, deltas.deltas, deltaWhat(encoding))
-      deltas.first = first; deltas.zigzag = encoding == PageEncoding.Delta; packedDeltas = deltas
+      deltas.first = first; deltas.zigzag = encoding == PageEncoding.Delta; deltas.unpacked = null
+      packedDeltas = deltas
     } else {
       val v = scratch.values(n)
       sumDeltas(encoding, r, n, first, reference, w, v)
       longValues = v
     }
+    plainLength = n * width
+  }
+
+  /** A DELTA_HUFFMAN page read up to its differences, decoded from their Huffman block but not
+    * summed ([[PackedDeltas.unpacked]]). */
+  private def keepHuffmanDeltas(r: EncodedReader, n: Int, width: Int): Unit = {
+    val first = r.i64("first value")
+    val d = scratch.second(math.max(1, n - 1))
+    HuffmanBlock.decode(r, math.max(0, n - 1), d, huffman, "Huffman block of differences")
+    deltas.first = first; deltas.zigzag = true; deltas.unpacked = d
+    packedDeltas = deltas
     plainLength = n * width
   }
 

@@ -96,8 +96,10 @@ private[read] object ArrowValues {
     * values go through fused loops over groups of eight differences; the last differences, and
     * other widths, in blocks through [[putLongs]]. When no difference is negative and the sum
     * cannot pass the width's range (a sorted column's DELTA_FOR page), the values rise: their
-    * range is the first and the last, and the loop does not look for it. */
+    * range is the first and the last, and the loop does not look for it. A DELTA_HUFFMAN page's
+    * differences, already out of their Huffman block, are summed by [[putSums]]. */
   def putDeltas(d: PackedDeltas, n: Int, width: Int, stride: Int, address: Long, range: ValueRange): Unit = {
+    if (d.unpacked != null) return putSums(d.first, d.unpacked, n, width, stride, address, range)
     val p = d.deltas
     val bits = p.bits
     val m = math.max(0, n - 1) // differences
@@ -147,6 +149,61 @@ private[read] object ArrowValues {
           acc += ((z >>> s) ^ -(z & s)) + ref
           block(j) = acc
           i += 1; j += 1
+        }
+        putLongs(block, k, width, stride, address + done.toLong * stride, range)
+        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+        done += k
+      }
+    }
+    range.lo = lo
+    range.hi = hi
+  }
+
+  /** As [[putLongs]] for the `n` values `first` plus the zigzag-decoded words `z(0 until n - 1)`
+    * summed (wrapping), written in the pass that sums them: 4- and 8-byte values in one loop each,
+    * other widths in blocks through [[putLongs]]. */
+  private def putSums(
+      first: Long,
+      z: Array[Long],
+      n: Int,
+      width: Int,
+      stride: Int,
+      address: Long,
+      range: ValueRange
+  ): Unit = {
+    if (n == 0) { range.lo = Long.MaxValue; range.hi = Long.MinValue; return }
+    if (n - 1 > z.length) throw new IllegalArgumentException(s"${n - 1} differences, ${z.length} given")
+    var acc = first
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    if (stride == width && width == 8) {
+      MemoryUtil.putLong(address, acc); lo = acc; hi = acc
+      var i = 1
+      while (i < n) {
+        val w = z(i - 1); acc += (w >>> 1) ^ -(w & 1)
+        MemoryUtil.putLong(address + 8L * i, acc)
+        lo = math.min(lo, acc); hi = math.max(hi, acc); i += 1
+      }
+    } else if (stride == width && width == 4) {
+      val x0 = acc.toInt.toLong
+      MemoryUtil.putInt(address, x0.toInt); lo = x0; hi = x0
+      var i = 1
+      while (i < n) {
+        val w = z(i - 1); acc += (w >>> 1) ^ -(w & 1)
+        val x = acc.toInt
+        MemoryUtil.putInt(address + 4L * i, x)
+        lo = math.min(lo, x.toLong); hi = math.max(hi, x.toLong); i += 1
+      }
+    } else {
+      val block = new Array[Long](math.min(n, 1024))
+      var done = 0
+      while (done < n) {
+        val k = math.min(n - done, block.length)
+        var j = 0
+        while (j < k) {
+          val i = done + j
+          if (i > 0) { val w = z(i - 1); acc += (w >>> 1) ^ -(w & 1) }
+          block(j) = acc; j += 1
         }
         putLongs(block, k, width, stride, address + done.toLong * stride, range)
         lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)

@@ -9,7 +9,7 @@ import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.memory.util.MemoryUtil
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The fused unpack-and-write of BITPACK, FOR, DELTA and DELTA_FOR pages must write exactly the bytes, and find
+/** The fused unpack-and-write of BITPACK, FOR, DELTA, DELTA_FOR and DELTA_HUFFMAN pages must write exactly the bytes, and find
   * exactly the range, of unpacking to i64 values first and writing those (`putLongs`, the path
   * every other encoding takes): for every bit width it accepts, every output width, group tails,
   * references near the ends of the output's range (where codes stop mapping to values in order),
@@ -251,6 +251,36 @@ class ArrowValuesSuite extends AnyFunSuite {
           assertLikePutLongs(values, n, width, stride, clue) { (address, range) =>
             ArrowValues.putDeltas(d, n, width, stride, address, range)
           }
+        }
+      }
+    }
+  }
+
+  test("putDeltas of a DELTA_HUFFMAN page's decoded differences writes what summing them first and putLongs write") {
+    val rnd = new Random(15)
+    for (
+      (width, stride) <- Seq((1, 1), (2, 2), (4, 4), (8, 8), (8, 16));
+      n <- Seq(0, 1, 2, 9, 1000 + rnd.nextInt(2000), 8192);
+      shape <- Seq("small", "any", "wraps")
+    ) {
+      // Zigzag words of small steps either way, of any 64-bit difference, and of steps that carry
+      // the sum past the width's ends (and past 2^63).
+      def word(): Long = shape match {
+        case "small" => rnd.nextInt(64).toLong
+        case "any" => rnd.nextLong()
+        case _ => (Long.MaxValue / 3) << 1
+      }
+      // Longer than the page needs: the decoder's scratch array holds a larger page's differences.
+      val z = Array.fill(math.max(0, n - 1) + rnd.nextInt(3))(word())
+      for (first <- Seq(0L, rnd.nextLong(), Long.MaxValue - 5, Long.MinValue)) {
+        val d = new PackedDeltas
+        d.first = first; d.zigzag = true; d.unpacked = z
+        val values = new Array[Long](n)
+        (0 until n).foreach { i =>
+          values(i) = if (i == 0) first else values(i - 1) + ((z(i - 1) >>> 1) ^ -(z(i - 1) & 1))
+        }
+        assertLikePutLongs(values, n, width, stride, s"width $width, stride $stride, n $n, $shape, first $first") {
+          (address, range) => ArrowValues.putDeltas(d, n, width, stride, address, range)
         }
       }
     }
