@@ -42,26 +42,33 @@ object EncodingThroughput {
   private val int32 = new ArrowType.Int(32, true)
   private val float64 = new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)
 
-  private def cases(rnd: Random): Seq[Case] = {
-    val randomLongs = Array.fill(Values)(rnd.nextLong())
-    val gauss = Array.fill(Values)(rnd.nextGaussian())
-    val small = Array.fill(Values)(rnd.nextInt(1 << 20))
-    val steps = Array.fill(Values)(rnd.nextInt(16)).scanLeft(1000000000000L)(_ + _)
-    val words = Array.fill(40)(Random.alphanumeric.take(12).mkString)
-    val modes = Array.tabulate(7)(k => rnd.alphanumeric.take(3 + k).mkString)
-    val strings = Array.fill(Values / 4)(rnd.alphanumeric.take(20).mkString)
+  /** The cases; each one's data is generated when first used (from a generator of its own, so a
+    * case's values do not depend on which others ran), as each case runs in a JVM of its own. */
+  private def cases(): Seq[Case] = {
+    def rnd(k: Int) = new Random(7 + k)
+    lazy val randomLongs = { val r = rnd(1); Array.fill(Values)(r.nextLong()) }
+    lazy val gauss = { val r = rnd(2); Array.fill(Values)(r.nextGaussian()) }
+    lazy val small = { val r = rnd(3); Array.fill(Values)(r.nextInt(1 << 20)) }
+    lazy val steps = { val r = rnd(4); Array.fill(Values)(r.nextInt(16)).scanLeft(1000000000000L)(_ + _) }
+    lazy val words = { val r = rnd(5); Array.fill(40)(r.alphanumeric.take(12).mkString) }
+    lazy val modes = { val r = rnd(6); Array.tabulate(7)(k => r.alphanumeric.take(3 + k).mkString) }
+    lazy val strings = { val r = rnd(7); Array.fill(Values / 4)(r.alphanumeric.take(20).mkString) }
     // Comment-like text: 3 to 8 words of a 2,000-word vocabulary (words repeat across a page's blocks).
-    val vocabulary = Array.fill(2000)(rnd.alphanumeric.filter(_.isLower).take(3 + rnd.nextInt(8)).mkString)
-    val text = Array.fill(Values / 4)(Seq.fill(3 + rnd.nextInt(6))(vocabulary(rnd.nextInt(2000))).mkString(" "))
+    lazy val text = {
+      val r = rnd(8)
+      val vocabulary = Array.fill(2000)(r.alphanumeric.filter(_.isLower).take(3 + r.nextInt(8)).mkString)
+      Array.fill(Values / 4)(Seq.fill(3 + r.nextInt(6))(vocabulary(r.nextInt(2000))).mkString(" "))
+    }
     // Dates of orders as TPC-H's lineitem has them in order-key order: 1 to 7 lines per order,
     // each shipped 1 to 121 days after the order's date, a uniform day of about 2,400.
-    val orderDates = {
+    lazy val orderDates = {
+      val r = rnd(9)
       val d = new Array[Int](Values)
       var i = 0
       while (i < Values) {
-        val day = 8035 + rnd.nextInt(2406); val lines = 1 + rnd.nextInt(7)
+        val day = 8035 + r.nextInt(2406); val lines = 1 + r.nextInt(7)
         var l = 0
-        while (l < lines && i < Values) { d(i) = day + 1 + rnd.nextInt(121); i += 1; l += 1 }
+        while (l < lines && i < Values) { d(i) = day + 1 + r.nextInt(121); i += 1; l += 1 }
       }
       d
     }
@@ -122,58 +129,54 @@ object EncodingThroughput {
     )
   }
 
-  def main(args: Array[String]): Unit = {
+  /** With `--case k workDir`, measures case k alone and prints its row (tab-separated, after `Row`);
+    * otherwise runs every chosen case that way, each in a JVM of its own started with this one's
+    * options: a case measured after others inherits their JIT state (the same bit-packed case ran
+    * at 1.7-2.1 GB/s first in a JVM and 3.4-4.8 after the PLAIN cases), as JMH's forks avoid. */
+  def main(args: Array[String]): Unit = args match {
+    case Array("--case", k, work) => println(Row + measure(k.toInt, Paths.get(work)).mkString("\t"))
+    case _ => writeTable(args)
+  }
+
+  private val Row = "ROW\t"
+  private val DecodeMsCell = 6
+  // FERMION_DECODE_FORKS: JVMs per case (3 by default); the row is the one of median decode time.
+  private val Forks = sys.env.get("FERMION_DECODE_FORKS").map(_.toInt).getOrElse(3)
+
+  private def writeTable(args: Array[String]): Unit = {
     val out = Paths.get(args.headOption.getOrElse("benchmarks/results/decode.md"))
-    val work = Paths.get(if (args.length > 1) args(1) else Files.createTempDirectory("fermion-decode").toString)
-    val conf = new Configuration()
-    val allocator = FermionAllocators.newRoot()
+    val work = if (args.length > 1) args(1) else Files.createTempDirectory("fermion-decode").toString
     // FERMION_DECODE_CASES=<regex> runs only the cases whose encoding or data it finds (quick checks).
     val only = sys.env.get("FERMION_DECODE_CASES").map(_.r)
-    val chosen = cases(new Random(7)).filter(c => only.forall(_.findFirstIn(s"${c.encoding} ${c.data}").isDefined))
-    val rows = chosen.zipWithIndex.map { case (c, k) =>
-      val file = work.resolve(s"case-$k.fermion")
-      write(file, c, conf, allocator)
-      val data = FileInspector.inspect(file.toString, conf).columns.head.streams.filter(_.streamType == "DATA")
-      def counts(m: Seq[(String, Int)]) =
-        m.groupMapReduce(_._1)(_._2)(_ + _).toSeq.sortBy(-_._2).map { case (e, n) => s"$e $n" }.mkString(", ")
-      val reader = FermionFileReader.open(new Path(file.toUri), conf, ReaderOptions(decodeThreads = 1))
-      try {
-        def decodeOnce(): (Long, Long) = {
-          val start = System.nanoTime()
-          var bytes = 0L
-          (0 until reader.numStripes).foreach { s =>
-            reader.readStripe(s, IndexedSeq(0), allocator).foreach { v =>
-              bytes += arrowBytes(v)
-              v.close()
-            }
-          }
-          (System.nanoTime() - start, bytes)
-        }
-        (0 until 20).foreach(_ => decodeOnce())
-        // The write's garbage (and the warm-ups') collected before timing, not during it.
-        System.gc()
-        val timed = (0 until 21).map(_ => decodeOnce())
-        val bytes = timed.head._2
-        val decode = timed.map(_._1).sorted.apply(10)
-        val copy = memcpyNanos(bytes, allocator)
-        val gbs = bytes / (decode / 1e9) / 1e9
-        val copyGbs = bytes / (copy / 1e9) / 1e9
-        println(f"${c.encoding}%-14s ${c.data}%-32s $gbs%6.2f GB/s, memcpy $copyGbs%6.2f GB/s")
-        Seq(
-          c.encoding,
-          c.data,
-          counts(data.flatMap(_.encodings)),
-          counts(data.flatMap(_.codecs)),
-          f"${data.map(_.bytes).sum / 1e6}%.1f",
-          f"${bytes / 1e6}%.1f",
-          f"${decode / 1e6}%.1f",
-          f"$gbs%.2f",
-          f"$copyGbs%.2f",
-          f"${copy.toDouble / decode}%.2f"
-        )
-      } finally { reader.close(); Files.deleteIfExists(file) }
+    val all = cases()
+    val chosen = all.zipWithIndex.filter { case (c, _) =>
+      only.forall(_.findFirstIn(s"${c.encoding} ${c.data}").isDefined)
     }
-    allocator.close()
+    val javaBin = Paths.get(System.getProperty("java.home"), "bin", "java").toString
+    val jvmOptions = java.lang.management.ManagementFactory.getRuntimeMXBean.getInputArguments.asScala.toSeq
+    val rows = chosen.map { case (c, k) =>
+      val forks = (1 to Forks).map { f =>
+        println(s"[decode] case ${k + 1}/${all.size}, fork $f/$Forks: ${c.encoding}, ${c.data}")
+        val command = (javaBin +: jvmOptions) ++
+          Seq(
+            "-cp",
+            System.getProperty("java.class.path"),
+            getClass.getName.stripSuffix("$"),
+            "--case",
+            k.toString,
+            work
+          )
+        val process = new ProcessBuilder(command.asJava).redirectError(ProcessBuilder.Redirect.INHERIT).start()
+        val lines = scala.io.Source.fromInputStream(process.getInputStream, "UTF-8").getLines().toVector
+        val status = process.waitFor()
+        lines.filterNot(_.startsWith(Row)).foreach(println)
+        val row = lines.find(_.startsWith(Row))
+        if (status != 0 || row.isEmpty) sys.error(s"case ${c.encoding} (${c.data}) failed: exit $status")
+        row.get.stripPrefix(Row).split("\t").toSeq
+      }
+      // The fork of median decode time (its memcpy beside it, measured in the same JVM).
+      forks.sortBy(_(DecodeMsCell).toDouble).apply(Forks / 2)
+    }
     val header = Seq(
       "encoding",
       "data",
@@ -199,15 +202,84 @@ object EncodingThroughput {
          |One column of ${Values / 1024 / 1024}Mi values per case, written with only that encoding allowed
          |(`encodings`; PLAIN where it does not apply) and no compression unless the row says zstd; read
          |with `FermionFileReader.readStripe` on one thread (`decodeThreads = 1`) from the page cache, into
-         |vectors of `FermionAllocators.newRoot()` (released buffers reused, as in the Spark reader), median
-         |of 21 reads after 20 warm-ups and a full GC. GB/s counts the Arrow bytes produced (values, string offsets and
-         |bytes). `memcpy` copies the same number of bytes between two direct Arrow buffers in the same
-         |JVM, median of 11. Page checksums are verified as in every read. On this 2-core virtual machine
-         |both columns vary up to 2x from one run to the next (memcpy too): compare rows within a run.
+         |vectors of `FermionAllocators.newRoot()` (released buffers reused, as in the Spark reader). Each
+         |case runs in $Forks JVMs of its own (as JMH forks; the row is the fork of median decode time); each
+         |reads until steady (the median of $WarmRound reads within ${(Steady * 100).round} % of the previous $WarmRound's, at
+         |least ${MinWarmRounds * WarmRound} reads), then after a full GC times $Timed reads: their median is quoted. GB/s
+         |counts the Arrow bytes produced (values, string offsets and bytes). `memcpy` copies the same
+         |number of bytes between two direct Arrow buffers in the same JVM, median of 11. Page checksums
+         |are verified as in every read. On this 2-core virtual
+         |machine both columns vary from one run to the next (memcpy too): compare rows within a run.
          |
          |""".stripMargin + table + "\n"
     )
     println(s"wrote $out")
+  }
+
+  private val WarmRound = 10
+  private val MinWarmRounds = 3
+  private val MaxWarmRounds = 40
+  private val Steady = 0.03
+  private val Timed = 21
+
+  /** Writes case `k`'s file in `work`, reads it until steady, and returns the row's cells. */
+  private def measure(k: Int, work: java.nio.file.Path): Seq[String] = {
+    val c = cases()(k)
+    val conf = new Configuration()
+    val allocator = FermionAllocators.newRoot()
+    val file = work.resolve(s"case-$k.fermion")
+    write(file, c, conf, allocator)
+    val data = FileInspector.inspect(file.toString, conf).columns.head.streams.filter(_.streamType == "DATA")
+    def counts(m: Seq[(String, Int)]) =
+      m.groupMapReduce(_._1)(_._2)(_ + _).toSeq.sortBy(-_._2).map { case (e, n) => s"$e $n" }.mkString(", ")
+    val reader = FermionFileReader.open(new Path(file.toUri), conf, ReaderOptions(decodeThreads = 1))
+    try {
+      def decodeOnce(): (Long, Long) = {
+        val start = System.nanoTime()
+        var bytes = 0L
+        (0 until reader.numStripes).foreach { s =>
+          reader.readStripe(s, IndexedSeq(0), allocator).foreach { v =>
+            bytes += arrowBytes(v)
+            v.close()
+          }
+        }
+        (System.nanoTime() - start, bytes)
+      }
+      def median(n: Int) = (0 until n).map(_ => decodeOnce()._1).sorted.apply(n / 2)
+      var previous = median(WarmRound)
+      var round = 1
+      var steady = false
+      while (round < MaxWarmRounds && !(steady && round >= MinWarmRounds)) {
+        val m = median(WarmRound)
+        steady = math.abs(m - previous) <= Steady * previous
+        previous = m; round += 1
+      }
+      // The write's garbage (and the warm-ups') collected before timing, not during it.
+      System.gc()
+      val timed = (0 until Timed).map(_ => decodeOnce())
+      val bytes = timed.head._2
+      val decode = timed.map(_._1).sorted.apply(Timed / 2)
+      val copy = memcpyNanos(bytes, allocator)
+      val gbs = bytes / (decode / 1e9) / 1e9
+      val copyGbs = bytes / (copy / 1e9) / 1e9
+      val sorted = timed.map(_._1 / 1e6).sorted
+      println(
+        f"${c.encoding}%-14s ${c.data}%-32s $gbs%6.2f GB/s, memcpy $copyGbs%6.2f GB/s (${round * WarmRound} warm-up reads; " +
+          f"ms min ${sorted.head}%.1f, median ${sorted(Timed / 2)}%.1f, max ${sorted.last}%.1f)"
+      )
+      Seq(
+        c.encoding,
+        c.data,
+        counts(data.flatMap(_.encodings)),
+        counts(data.flatMap(_.codecs)),
+        f"${data.map(_.bytes).sum / 1e6}%.1f",
+        f"${bytes / 1e6}%.1f",
+        f"${decode / 1e6}%.1f",
+        f"$gbs%.2f",
+        f"$copyGbs%.2f",
+        f"${copy.toDouble / decode}%.2f"
+      )
+    } finally { reader.close(); Files.deleteIfExists(file); allocator.close() }
   }
 
   private def arrowBytes(v: FieldVector): Long = v match {
