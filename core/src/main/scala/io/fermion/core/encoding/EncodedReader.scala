@@ -85,6 +85,14 @@ final private[core] class PackedValues {
   var reference: Long = 0L
 }
 
+/** The runs of an RLE page: run `k` is `lengths(k)` (at least 1) copies of `values(k)`, for `k`
+  * below `count`; the lengths add up to the page's values. */
+final private[core] class Runs {
+  var values: Array[Long] = null
+  var lengths: Array[Long] = null
+  var count: Int = 0
+}
+
 /** The values of a DELTA or DELTA_FOR page whose differences are still packed: value 0 is `first`,
   * value i + 1 is value i plus difference i (wrapping), the `n - 1` differences `deltas.bits`-bit
   * words as in [[PackedValues]] — zigzag-encoded (reference 0) when `zigzag`, else each its word

@@ -38,8 +38,14 @@ final private[core] class PageValueDecoder {
     * 56 bits, was decoded with `keepLongs` and `keepEncoded`: its first value and its differences
     * still packed (then `plainArray` and [[longValues]] are null), for a caller summing them into
     * their destination in one pass; a DELTA_HUFFMAN page's differences out of their Huffman block
-    * but not summed ([[PackedDeltas.unpacked]]). */
+    * but not summed ([[PackedDeltas.unpacked]]); a CONSTANT page as 0-bit differences from its value. */
   var packedDeltas: PackedDeltas = null
+
+  /** When an RLE page of fixed-width values of up to 8 bytes was decoded with `keepLongs` and
+    * `keepEncoded`: its runs, checked to cover its values exactly (then `plainArray` and
+    * [[longValues]] are null), for a caller writing each run straight to its destination. */
+  var runValues: Runs = null
+  private val runs = new Runs
   private val deltas = new PackedDeltas
 
   /** When a dictionary page of variable-width values was decoded with `keepEncoded`: its entries
@@ -61,7 +67,8 @@ final private[core] class PageValueDecoder {
     * at hand, and such a page is rejected). With `keepLongs`, an encoded page of fixed-width values
     * of up to 8 bytes stops at its values in [[longValues]]; with `keepEncoded` too, a BITPACK or
     * FOR page of such values stops before unpacking them ([[packedValues]]), a DELTA, DELTA_FOR or
-    * DELTA_HUFFMAN page before summing its differences ([[packedDeltas]]). With `keepEncoded`, a
+    * DELTA_HUFFMAN page before summing its differences, a CONSTANT page as its value
+    * ([[packedDeltas]]). With `keepEncoded`, a
     * dictionary page of variable-width values stops at its entries and codes ([[entryValues]]). */
   def decode(
       encoding: Int,
@@ -78,6 +85,7 @@ final private[core] class PageValueDecoder {
     longValues = null
     packedValues = null
     packedDeltas = null
+    runValues = null
     entryValues = null
     dictionaryCodes = null
     if (encoding == PageEncoding.Plain) { plainArray = src; plainOffset = off; plainLength = len; return }
@@ -94,6 +102,10 @@ final private[core] class PageValueDecoder {
         keepPackedDeltas(encoding, r, n, w)
       case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.DeltaHuffman =>
         keepHuffmanDeltas(r, n, w)
+      case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Constant =>
+        keepConstant(r, n, w)
+      case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Rle =>
+        readRuns(r, n, runs); runValues = runs; plainLength = n * w
       case PageValues.Fixed(w) if keepLongs && keepEncoded && encoding == PageEncoding.Dictionary =>
         keepDictionaryCodes(r, n, w)
       case PageValues.Fixed(w) => decodeFixed(encoding, r, n, w, keepLongs)
@@ -103,7 +115,7 @@ final private[core] class PageValueDecoder {
     plainArray =
       if (
         longValues != null || packedValues != null || packedDeltas != null || entryValues != null ||
-        dictionaryCodes != null
+        dictionaryCodes != null || runValues != null
       ) null
       else out
     if (r.remaining != 0) throw new MalformedPageException(
@@ -223,6 +235,16 @@ final private[core] class PageValueDecoder {
     plainLength = n * width
   }
 
+  /** A CONSTANT page as a DELTA_FOR page of 0-bit differences from its value: the caller writes
+    * the value `n` times (its range the value), without an array of `n` copies to write from. */
+  private def keepConstant(r: EncodedReader, n: Int, width: Int): Unit = {
+    deltas.first = r.signed(width, "constant value"); deltas.zigzag = false; deltas.unpacked = null
+    val d = deltas.deltas
+    d.array = Array.emptyByteArray; d.offset = 0; d.bits = 0; d.reference = 0L
+    packedDeltas = deltas
+    plainLength = n * width
+  }
+
   /** A DELTA_HUFFMAN page read up to its differences, decoded from their Huffman block but not
     * summed ([[PackedDeltas.unpacked]]). */
   private def keepHuffmanDeltas(r: EncodedReader, n: Int, width: Int): Unit = {
@@ -275,22 +297,35 @@ final private[core] class PageValueDecoder {
 
   /** u32 runs, FOR block of run values, FOR block of run lengths, expanded into `v(0 until n)`. */
   private def readRle(r: EncodedReader, n: Int, v: Array[Long]): Unit = {
-    val runs = r.u32("run count")
-    if (runs > n || (runs == 0 && n > 0)) throw new MalformedPageException(s"$runs runs for $n values")
-    val values = new Array[Long](runs)
-    val lengths = new Array[Long](runs)
-    r.forBlock(runs, values, "run values")
-    r.forBlock(runs, lengths, "run lengths")
+    readRuns(r, n, runs)
     var at = 0
     var k = 0
-    while (k < runs) {
+    while (k < runs.count) {
+      val l = runs.lengths(k).toInt
+      java.util.Arrays.fill(v, at, at + l, runs.values(k))
+      at += l
+      k += 1
+    }
+  }
+
+  /** An RLE page's runs into `into`, each length checked: at least 1, together exactly `n`. */
+  private def readRuns(r: EncodedReader, n: Int, into: Runs): Unit = {
+    val count = r.u32("run count")
+    if (count > n || (count == 0 && n > 0)) throw new MalformedPageException(s"$count runs for $n values")
+    val values = new Array[Long](count)
+    val lengths = new Array[Long](count)
+    r.forBlock(count, values, "run values")
+    r.forBlock(count, lengths, "run lengths")
+    var at = 0L
+    var k = 0
+    while (k < count) {
       val l = lengths(k)
       if (l <= 0 || l > n - at) throw new MalformedPageException(s"runs cover more than the page's $n values")
-      java.util.Arrays.fill(v, at, at + l.toInt, values(k))
-      at += l.toInt
+      at += l
       k += 1
     }
     if (at != n) throw new MalformedPageException(s"runs cover $at of the page's $n values")
+    into.values = values; into.lengths = lengths; into.count = count
   }
 
   /** A dictionary's `n` codes: u8 scheme (BITPACK, RLE or HUFFMAN), then its body; every code

@@ -1,6 +1,6 @@
 package io.fermion.core.read
 
-import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedDeltas, PackedValues}
+import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedDeltas, PackedValues, Runs}
 import org.apache.arrow.memory.util.MemoryUtil
 
 /** The smallest and largest of the values last written by [[ArrowValues.putLongs]]. */
@@ -153,6 +153,50 @@ private[read] object ArrowValues {
         putLongs(block, k, width, stride, address + done.toLong * stride, range)
         lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
         done += k
+      }
+    }
+    range.lo = lo
+    range.hi = hi
+  }
+
+  /** As [[putLongs]] for the `n` values of an RLE page's runs (checked to cover exactly `n`): 4- and
+    * 8-byte values run by run, the range from the runs' values (as written) rather than from each
+    * value; other widths expanded in blocks through [[putLongs]]. */
+  def putRuns(r: Runs, n: Int, width: Int, stride: Int, address: Long, range: ValueRange): Unit = {
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    if (stride == width && (width == 8 || width == 4)) {
+      var at = address
+      var k = 0
+      while (k < r.count) {
+        val l = r.lengths(k).toInt
+        val end = at + l.toLong * width
+        if (width == 8) {
+          val x = r.values(k)
+          while (at < end) { MemoryUtil.putLong(at, x); at += 8 }
+          lo = math.min(lo, x); hi = math.max(hi, x)
+        } else {
+          val x = r.values(k).toInt
+          while (at < end) { MemoryUtil.putInt(at, x); at += 4 }
+          lo = math.min(lo, x.toLong); hi = math.max(hi, x.toLong)
+        }
+        k += 1
+      }
+    } else {
+      val block = new Array[Long](math.min(math.max(n, 1), 1024))
+      var done = 0
+      var k = 0
+      var left = if (r.count > 0) r.lengths(0) else 0L
+      while (done < n) {
+        val m = math.min(n - done, block.length)
+        var j = 0
+        while (j < m) {
+          while (left == 0) { k += 1; left = r.lengths(k) }
+          block(j) = r.values(k); left -= 1; j += 1
+        }
+        putLongs(block, m, width, stride, address + done.toLong * stride, range)
+        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+        done += m
       }
     }
     range.lo = lo

@@ -442,6 +442,9 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           } else if (p.deltas != null) {
             ArrowValues.putDeltas(p.deltas, p.valueCount, width, stride, address + row.toLong * stride, range)
             ranged = true
+          } else if (p.runs != null) {
+            ArrowValues.putRuns(p.runs, p.valueCount, width, stride, address + row.toLong * stride, range)
+            ranged = true
           } else if (p.dictionary != null) {
             val at = address + row.toLong * stride
             if (!ArrowValues.putDictionary(p.dictionary, p.valueCount, width, stride, at, range))

@@ -6,7 +6,7 @@ import java.util.zip.CRC32
 import io.fermion.core.codec.{PageCodec, ZstdBlocks}
 import io.fermion.core.encoding.{
   DictionaryCodes, DictionaryEntries, HuffmanBlock, MalformedPageException, PackedDeltas, PackedValues,
-  PageValueDecoder, PageValues
+  PageValueDecoder, PageValues, Runs
 }
 import io.fermion.core.errors.{FermionChecksumException, InvalidFermionFileException}
 import io.fermion.core.layout.{PageEncoding, PageHeader}
@@ -17,7 +17,7 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * PLAIN bytes are its low `len / valueCount` bytes; with `keepEncoded` too, a BITPACK or FOR page
   * may come still packed, in `packed` (`bytes` and `longs` null), a DELTA or DELTA_FOR page as its
   * first value and packed differences, in `deltas` (a DELTA_HUFFMAN page with its differences
-  * decoded, [[PackedDeltas.unpacked]]), and a dictionary page as its entries and packed
+  * decoded, [[PackedDeltas.unpacked]], and a CONSTANT page as its value there), an RLE page as its runs, in `runs`, and a dictionary page as its entries and packed
   * codes, in `dictionary`. With `keepEncoded`, a dictionary page of
   * variable-width values may come as its entries and codes, in `entries` (`bytes` null, `len` the
   * values' bytes). */
@@ -31,7 +31,8 @@ final private[core] case class DecodedPage(
     packed: PackedValues = null,
     entries: DictionaryEntries = null,
     dictionary: DictionaryCodes = null,
-    deltas: PackedDeltas = null
+    deltas: PackedDeltas = null,
+    runs: Runs = null
 )
 
 /** What the CMB says about a chunk's pages, which its page headers (covered by no CRC) must match:
@@ -236,7 +237,8 @@ final private[core] class PageDecoder(path: String, verifyChecksums: Boolean) {
             values.packedValues,
             values.entryValues,
             values.dictionaryCodes,
-            values.packedDeltas
+            values.packedDeltas,
+            values.runValues
           )
         }
       // Every decoded page of fixed-width values or bits holds exactly its values' bytes (5.7), so

@@ -3,13 +3,15 @@ package io.fermion.core.read
 import scala.util.Random
 
 import io.fermion.core.bytes.GrowableBytes
-import io.fermion.core.encoding.{BitPacking, DictionaryCodes, PackedDeltas, PackedValues, PageValueDecoder, PageValues}
+import io.fermion.core.encoding.{
+  BitPacking, DictionaryCodes, PackedDeltas, PackedValues, PageValueDecoder, PageValues, Runs
+}
 import io.fermion.core.layout.PageEncoding
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.memory.util.MemoryUtil
 import org.scalatest.funsuite.AnyFunSuite
 
-/** The fused unpack-and-write of BITPACK, FOR, DELTA, DELTA_FOR and DELTA_HUFFMAN pages must write exactly the bytes, and find
+/** The fused unpack-and-write of BITPACK, FOR, DELTA, DELTA_FOR, DELTA_HUFFMAN and RLE pages must write exactly the bytes, and find
   * exactly the range, of unpacking to i64 values first and writing those (`putLongs`, the path
   * every other encoding takes): for every bit width it accepts, every output width, group tails,
   * references near the ends of the output's range (where codes stop mapping to values in order),
@@ -282,6 +284,35 @@ class ArrowValuesSuite extends AnyFunSuite {
         assertLikePutLongs(values, n, width, stride, s"width $width, stride $stride, n $n, $shape, first $first") {
           (address, range) => ArrowValues.putDeltas(d, n, width, stride, address, range)
         }
+      }
+    }
+  }
+
+  test("putRuns writes what expanding an RLE page's runs first and putLongs write, with the same range") {
+    val rnd = new Random(16)
+    for (
+      (width, stride) <- Seq((1, 1), (2, 2), (4, 4), (8, 8), (8, 16));
+      n <- Seq(0, 1, 7, 1000 + rnd.nextInt(2000), 8192);
+      shape <- Seq("one run", "short runs", "long runs")
+    ) {
+      val lengths = scala.collection.mutable.ArrayBuffer[Long]()
+      var left = n
+      while (left > 0) {
+        val l = shape match {
+          case "one run" => left
+          case "short runs" => 1 + rnd.nextInt(3)
+          case _ => 1 + rnd.nextInt(2000)
+        }
+        lengths += math.min(l, left); left -= math.min(l, left)
+      }
+      // Values past the width's range too: written as their low bytes, their range as written.
+      val values = Array.fill(lengths.size)(if (rnd.nextBoolean()) rnd.nextLong() else rnd.nextInt(100).toLong - 50)
+      val r = new Runs
+      r.values = values; r.lengths = lengths.toArray; r.count = lengths.size
+      val expanded = lengths.indices.flatMap(k => Seq.fill(lengths(k).toInt)(values(k))).toArray
+      assertLikePutLongs(expanded, n, width, stride, s"width $width, stride $stride, n $n, $shape") {
+        (address, range) =>
+          ArrowValues.putRuns(r, n, width, stride, address, range)
       }
     }
   }
