@@ -132,27 +132,51 @@ private[read] object ArrowValues {
       if (rising) { lo = first; hi = last }
       else { lo = math.min(first, range.lo); hi = math.max(first, range.hi) }
     }
-    // The rest: values `done until n` (value 0 is `first`), in blocks through putLongs.
-    var done = if (groups > 0) groups * 8 + 1 else 0
+    // The rest: values from `done` on (value 0 is `first`).
+    val done = if (groups > 0) groups * 8 + 1 else 0
     if (done < n) {
-      val block = new Array[Long](math.min(n - done, 1024))
-      val differences = new Array[Long](block.length)
-      while (done < n) {
-        val k = math.min(n - done, block.length)
+      // Its own sum: a variable the block function captures lives on the heap, where the loops
+      // above would have to load and store it for every value.
+      var sum = acc
+      var differences: Array[Long] = null
+      putInBlocks(done, n, width, stride, address, range) { (block, from, k) =>
+        if (differences == null) differences = new Array[Long](block.length)
         var j = 0
-        if (done == 0) { block(0) = acc; j = 1 }
-        val from = done + j - 1 // the difference that gives value `done + j`
-        BitPacking.unpack(p.array, p.offset, k - j, bits, 0L, differences, firstBit = from.toLong * bits)
+        if (from == 0) { block(0) = sum; j = 1 }
+        // Difference `from + j - 1` gives value `from + j`.
+        BitPacking.unpack(p.array, p.offset, k - j, bits, 0L, differences, firstBit = (from + j - 1).toLong * bits)
         var i = 0
         while (j < k) {
           val z = differences(i)
-          acc += ((z >>> s) ^ -(z & s)) + ref
-          block(j) = acc
+          sum += ((z >>> s) ^ -(z & s)) + ref
+          block(j) = sum
           i += 1; j += 1
         }
-        putLongs(block, k, width, stride, address + done.toLong * stride, range)
+      }
+      lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
+    }
+    range.lo = lo
+    range.hi = hi
+  }
+
+  /** Values `from until n` written from `address` (value `i` at `address + i * stride`) in blocks of
+    * up to 1,024 through [[putLongs]]: `fill(block, i, k)` puts values `i until i + k` in
+    * `block(0 until k)`, called for ascending `i`. Leaves in `range` the range of the values written
+    * (empty when none are). The widths and strides the fused loops do not take. */
+  private def putInBlocks(from: Int, n: Int, width: Int, stride: Int, address: Long, range: ValueRange)(
+      fill: (Array[Long], Int, Int) => Unit
+  ): Unit = {
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    if (from < n) {
+      val block = new Array[Long](math.min(n - from, 1024))
+      var i = from
+      while (i < n) {
+        val k = math.min(n - i, block.length)
+        fill(block, i, k)
+        putLongs(block, k, width, stride, address + i.toLong * stride, range)
         lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
-        done += k
+        i += k
       }
     }
     range.lo = lo
@@ -183,21 +207,16 @@ private[read] object ArrowValues {
         k += 1
       }
     } else {
-      val block = new Array[Long](math.min(math.max(n, 1), 1024))
-      var done = 0
       var k = 0
       var left = if (r.count > 0) r.lengths(0) else 0L
-      while (done < n) {
-        val m = math.min(n - done, block.length)
+      putInBlocks(0, n, width, stride, address, range) { (block, _, m) =>
         var j = 0
         while (j < m) {
           while (left == 0) { k += 1; left = r.lengths(k) }
           block(j) = r.values(k); left -= 1; j += 1
         }
-        putLongs(block, m, width, stride, address + done.toLong * stride, range)
-        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
-        done += m
       }
+      return
     }
     range.lo = lo
     range.hi = hi
@@ -239,20 +258,16 @@ private[read] object ArrowValues {
         lo = math.min(lo, x.toLong); hi = math.max(hi, x.toLong); i += 1
       }
     } else {
-      val block = new Array[Long](math.min(n, 1024))
-      var done = 0
-      while (done < n) {
-        val k = math.min(n - done, block.length)
+      var sum = first // not `acc`: captured, it would live on the heap for the loops above too
+      putInBlocks(0, n, width, stride, address, range) { (block, from, k) =>
         var j = 0
         while (j < k) {
-          val i = done + j
-          if (i > 0) { val w = z(i - 1); acc += (w >>> 1) ^ -(w & 1) }
-          block(j) = acc; j += 1
+          val i = from + j
+          if (i > 0) { val w = z(i - 1); sum += (w >>> 1) ^ -(w & 1) }
+          block(j) = sum; j += 1
         }
-        putLongs(block, k, width, stride, address + done.toLong * stride, range)
-        lo = math.min(lo, range.lo); hi = math.max(hi, range.hi)
-        done += k
       }
+      return
     }
     range.lo = lo
     range.hi = hi
@@ -384,22 +399,12 @@ private[read] object ArrowValues {
       lo: Long,
       hi: Long
   ): Unit = {
-    var low = lo
-    var high = hi
-    var i = from
-    if (i < n) {
-      val block = new Array[Long](math.min(n - i, 1024))
-      while (i < n) {
-        val k = math.min(n - i, block.length)
-        BitPacking.unpack(p.array, p.offset, k, p.bits, p.reference, block, firstBit = i.toLong * p.bits)
-        if (entries != null) { var j = 0; while (j < k) { block(j) = entries(block(j).toInt); j += 1 } }
-        putLongs(block, k, width, stride, address + i.toLong * stride, range)
-        low = math.min(low, range.lo); high = math.max(high, range.hi)
-        i += k
-      }
+    putInBlocks(from, n, width, stride, address, range) { (block, i, k) =>
+      BitPacking.unpack(p.array, p.offset, k, p.bits, p.reference, block, firstBit = i.toLong * p.bits)
+      if (entries != null) { var j = 0; while (j < k) { block(j) = entries(block(j).toInt); j += 1 } }
     }
-    range.lo = low
-    range.hi = high
+    range.lo = math.min(lo, range.lo)
+    range.hi = math.max(hi, range.hi)
   }
 
   /** As [[putLongs]] for the `n` values of a dictionary page, each looked up from its packed code
