@@ -591,9 +591,13 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           val single = t == FermionType.Float32
           var i = 0
           val noNulls = n > 0 && validity.count(row, n) == n
+          // Pages without nulls (most): the range from the bits' range found while writing them when
+          // that settles it, else from the values' keys unless one is a NaN (which the loops find).
           val fromBits = if (noNulls && known != null) ColumnDecoder.floatRangeOfBits(known, single) else null
-          if (fromBits != null) { seen = true; lo = fromBits.lo; hi = fromBits.hi; i = n }
-          // Pages without nulls (most): no validity lookup per value; any non-NaN value leaves lo <= hi.
+          val range =
+            if (fromBits != null || !noNulls) fromBits else ColumnDecoder.floatRangeByKeys(base, n, single)
+          if (range != null) { seen = true; lo = range.lo; hi = range.hi; i = n }
+          // No validity lookup per value; any non-NaN value leaves lo <= hi.
           else if (noNulls) {
             if (single) while (i < n) {
               val d = java.lang.Float.intBitsToFloat(MemoryUtil.getInt(base + 4L * i)).toDouble
@@ -698,6 +702,36 @@ private[core] object ColumnDecoder {
 
   /** The smallest and largest of some float or double values. */
   final class FloatRange(val lo: Double, val hi: Double)
+
+  /** The range of the `n` (> 0) floats or doubles from `address`, or null when one is a NaN. Each
+    * value's bits become a key that orders as the values do (a negative value's other bits flipped),
+    * so that a value costs one branch-free minimum and maximum; a NaN's key lies beyond both
+    * infinities' (the caller then looks at each value). */
+  def floatRangeByKeys(address: Long, n: Int, single: Boolean): FloatRange = {
+    var lo = Long.MaxValue
+    var hi = Long.MinValue
+    var i = 0
+    if (single)
+      while (i < n) {
+        val b = MemoryUtil.getInt(address + 4L * i)
+        val k = (b ^ ((b >> 31) & Int.MaxValue)).toLong
+        lo = math.min(lo, k); hi = math.max(hi, k); i += 1
+      }
+    else
+      while (i < n) {
+        val b = MemoryUtil.getLong(address + 8L * i)
+        val k = b ^ ((b >> 63) & Long.MaxValue)
+        lo = math.min(lo, k); hi = math.max(hi, k); i += 1
+      }
+    // The keys of the infinities (a key is its own inverse).
+    val (negativeInfinity, positiveInfinity) =
+      if (single) ((0xff800000 ^ Int.MaxValue).toLong, 0x7f800000L)
+      else (0xfff0000000000000L ^ Long.MaxValue, 0x7ff0000000000000L)
+    def value(k: Long): Double =
+      if (single) java.lang.Float.intBitsToFloat(k.toInt ^ ((k.toInt >> 31) & Int.MaxValue)).toDouble
+      else java.lang.Double.longBitsToDouble(k ^ ((k >> 63) & Long.MaxValue))
+    if (lo < negativeInfinity || hi > positiveInfinity) null else new FloatRange(value(lo), value(hi))
+  }
 
   /** The smallest and largest of float or double values whose bits' range as signed integers is
     * known (`bits`: of doubles, or of floats sign-extended, as the decoders leave it), when the
