@@ -595,7 +595,7 @@ final private[core] class ColumnDecoder(path: String, val pages: PageDecoder) {
           // that settles it, else from the values' keys unless one is a NaN (which the loops find).
           val fromBits = if (noNulls && known != null) ColumnDecoder.floatRangeOfBits(known, single) else null
           val range =
-            if (fromBits != null || !noNulls) fromBits else ColumnDecoder.floatRangeByKeys(base, n, single)
+            if (fromBits == null && noNulls) ColumnDecoder.floatRangeByKeys(base, n, single) else fromBits
           if (range != null) { seen = true; lo = range.lo; hi = range.hi; i = n }
           // No validity lookup per value; any non-NaN value leaves lo <= hi.
           else if (noNulls) {
