@@ -18,9 +18,9 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /** Decode throughput of each page encoding into Arrow, per core, no Spark: one column of 4M values
-  * written with only that encoding allowed (uncompressed, so the encoding alone is measured; two
-  * zstd rows beside), read stripe by stripe on one thread from memory, next to a copy of the same
-  * number of bytes (`memcpy`: `ArrowBuf.setBytes` between two direct buffers) in the same JVM.
+  * written with only that encoding allowed for its values (uncompressed, so the encoding alone is
+  * measured; zstd rows beside; strings' lengths as the writer would encode them), read stripe by
+  * stripe on one thread from memory, next to a copy of the same number of bytes (`memcpy`: `ArrowBuf.setBytes` between two direct buffers) in the same JVM.
   * GB/s counts the Arrow bytes produced (values, offsets and string bytes; validity not counted).
   * Usage: `benchmarks/run.sh decode` or
   * `benchmarks/runMain io.fermion.benchmarks.EncodingThroughput <results.md> [workDir]`. */
@@ -139,7 +139,7 @@ object EncodingThroughput {
   }
 
   private val Row = "ROW\t"
-  private val DecodeMsCell = 6
+  private val DecodeMsCell = 7
   // FERMION_DECODE_FORKS: JVMs per case (3 by default); the row is the one of median decode time.
   private val Forks = sys.env.get("FERMION_DECODE_FORKS").map(_.toInt).getOrElse(3)
 
@@ -181,6 +181,7 @@ object EncodingThroughput {
       "encoding",
       "data",
       "DATA pages by encoding",
+      "lengths pages by encoding",
       "by codec",
       "stored MB",
       "Arrow MB",
@@ -200,7 +201,9 @@ object EncodingThroughput {
          |
          |Machine: ${Runtime.getRuntime.availableProcessors} cores ($cpu), JVM ${System.getProperty("java.version")}.
          |One column of ${Values / 1024 / 1024}Mi values per case, written with only that encoding allowed
-         |(`encodings`; PLAIN where it does not apply) and no compression unless the row says zstd; read
+         |(`encodings`; PLAIN where it does not apply) and no compression unless the row says zstd; the
+         |strings' lengths (their OFFSETS stream) may also take every encoding of integers, as a writer
+         |allowed every encoding would choose for them (the DATA column shows the strings' own pages); read
          |with `FermionFileReader.readStripe` on one thread (`decodeThreads = 1`) from the page cache, into
          |vectors of `FermionAllocators.newRoot()` (released buffers reused, as in the Spark reader). Each
          |case runs in $Forks JVMs of its own (as JMH forks; the row is the fork of median decode time); each
@@ -229,7 +232,9 @@ object EncodingThroughput {
     val allocator = FermionAllocators.newRoot()
     val file = work.resolve(s"case-$k.fermion")
     write(file, c, conf, allocator)
-    val data = FileInspector.inspect(file.toString, conf).columns.head.streams.filter(_.streamType == "DATA")
+    val streams = FileInspector.inspect(file.toString, conf).columns.head.streams
+    val data = streams.filter(_.streamType == "DATA")
+    val lengths = streams.filter(_.streamType == "OFFSETS")
     def counts(m: Seq[(String, Int)]) =
       m.groupMapReduce(_._1)(_._2)(_ + _).toSeq.sortBy(-_._2).map { case (e, n) => s"$e $n" }.mkString(", ")
     val reader = FermionFileReader.open(new Path(file.toUri), conf, ReaderOptions(decodeThreads = 1))
@@ -271,6 +276,7 @@ object EncodingThroughput {
         c.encoding,
         c.data,
         counts(data.flatMap(_.encodings)),
+        if (lengths.isEmpty) "-" else counts(lengths.flatMap(_.encodings)),
         counts(data.flatMap(_.codecs)),
         f"${data.map(_.bytes).sum / 1e6}%.1f",
         f"${bytes / 1e6}%.1f",
@@ -305,10 +311,17 @@ object EncodingThroughput {
     } finally { src.close(); dst.close() }
   }
 
+  /** Allowed beside a string case's encoding, for the strings' lengths (their OFFSETS stream) to
+    * be encoded as a writer allowed every encoding would (the 20-character strings' as CONSTANT, not
+    * as 4 PLAIN bytes each): none of them applies to a variable-width page but CONSTANT, which no
+    * string case's DATA page can take (its values differ; the table's DATA column shows it). */
+  private val LengthEncodings = "constant,rle,bitpack,for,delta,delta_for,huffman,delta_huffman"
+
   private def write(file: java.nio.file.Path, c: Case, conf: Configuration, allocator: RootAllocator): Unit = {
     val schema =
       new Schema(Seq(new Field("v", new FieldType(false, c.t, null), java.util.Collections.emptyList())).asJava)
-    val options = WriterOptions.parse(Map("encodings" -> c.allowed, "compression" -> c.codec) ++ c.options)
+    val allowed = if (c.t == ArrowType.Utf8.INSTANCE) s"${c.allowed},$LengthEncodings" else c.allowed
+    val options = WriterOptions.parse(Map("encodings" -> allowed, "compression" -> c.codec) ++ c.options)
     val w = FermionFileWriter.create(new Path(file.toUri), conf, ArrowSchemaMapping.toFermion(schema), options)
     val batch = 65536
     try (0 until Values by batch).foreach { start =>
