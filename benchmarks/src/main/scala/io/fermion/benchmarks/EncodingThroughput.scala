@@ -20,7 +20,8 @@ import org.apache.hadoop.fs.Path
 /** Decode throughput of each page encoding into Arrow, per core, no Spark: one column of 4M values
   * written with only that encoding allowed for its values (uncompressed, so the encoding alone is
   * measured; zstd rows beside; strings' lengths as the writer would encode them), read stripe by
-  * stripe on one thread from memory, next to a copy of the same number of bytes (`memcpy`: `ArrowBuf.setBytes` between two direct buffers) in the same JVM.
+  * stripe on one thread from memory, next to a copy of the same number of bytes (`memcpy`:
+  * `ArrowBuf.setBytes` between two direct buffers) in the same JVM.
   * GB/s counts the Arrow bytes produced (values, offsets and string bytes; validity not counted).
   * Usage: `benchmarks/run.sh decode` or
   * `benchmarks/runMain io.fermion.benchmarks.EncodingThroughput <results.md> [workDir]`. */

@@ -724,9 +724,8 @@ private[core] object ColumnDecoder {
         lo = math.min(lo, k); hi = math.max(hi, k); i += 1
       }
     // The keys of the infinities (a key is its own inverse).
-    val (negativeInfinity, positiveInfinity) =
-      if (single) ((0xff800000 ^ Int.MaxValue).toLong, 0x7f800000L)
-      else (0xfff0000000000000L ^ Long.MaxValue, 0x7ff0000000000000L)
+    val negativeInfinity = if (single) (0xff800000 ^ Int.MaxValue).toLong else 0xfff0000000000000L ^ Long.MaxValue
+    val positiveInfinity = if (single) 0x7f800000L else 0x7ff0000000000000L
     def value(k: Long): Double =
       if (single) java.lang.Float.intBitsToFloat(k.toInt ^ ((k.toInt >> 31) & Int.MaxValue)).toDouble
       else java.lang.Double.longBitsToDouble(k ^ ((k >> 63) & Long.MaxValue))

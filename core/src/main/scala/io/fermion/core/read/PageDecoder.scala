@@ -18,9 +18,9 @@ import io.fermion.core.layout.{PageEncoding, PageHeader}
   * may come still packed, in `packed` (`bytes` and `longs` null), a DELTA or DELTA_FOR page as its
   * first value and packed differences, in `deltas` (a DELTA_HUFFMAN page with its differences
   * decoded, [[PackedDeltas.unpacked]], and a CONSTANT page as its value there), an RLE page as its
-  * runs, in `runs`, and a dictionary page as its entries and packed codes, in `dictionary`. With `keepEncoded`, a dictionary page of
-  * variable-width values may come as its entries and codes, in `entries` (`bytes` null, `len` the
-  * values' bytes). */
+  * runs, in `runs`, and a dictionary page as its entries and packed codes, in `dictionary`. With
+  * `keepEncoded`, a dictionary page of variable-width values may come as its entries and codes, in
+  * `entries` (`bytes` null, `len` the values' bytes). */
 final private[core] case class DecodedPage(
     bytes: Array[Byte],
     off: Int,

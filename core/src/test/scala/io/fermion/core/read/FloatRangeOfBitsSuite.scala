@@ -6,8 +6,9 @@ import org.scalatest.funsuite.AnyFunSuite
 
 /** The statistics check of float pages takes the values' range from the range of their bits (as the
   * decoders find it: signed longs of doubles, sign-extended ints of floats) when the bits settle
-  * it, else from the values' order-preserving keys (`floatRangeByKeys`) unless one is a NaN. Against the values themselves: whenever it answers, the answer is their smallest and largest
-  * (and none is a NaN); it declines only where the bits cannot tell (mixed signs, or a NaN). */
+  * it, else from the values' order-preserving keys (`floatRangeByKeys`) unless one is a NaN.
+  * Against the values themselves: whenever it answers, the answer is their smallest and largest (and
+  * none is a NaN); it declines only where the bits cannot tell (mixed signs, or a NaN). */
 class FloatRangeOfBitsSuite extends AnyFunSuite {
 
   private val specials = Seq(
