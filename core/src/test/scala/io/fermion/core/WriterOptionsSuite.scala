@@ -115,19 +115,7 @@ class WriterOptionsSuite extends AnyFunSuite {
       ArrowTestData.field("noise", new ArrowType.Int(64, true))
     )
     val rows = keys.map(k => IndexedSeq[Any](k, rnd.nextInt(1 << 20).toLong))
-    def columnsOf(o: WriterOptions): Map[String, (Long, Map[String, Int], Map[String, Int])] = {
-      val root = NestedData.root(fields, rows)
-      try {
-        val f = tempDir("fermion-delta").resolve("t.fermion")
-        write(f, root, o)
-        assert(readAll(f) == IndexedSeq(column(root.getVector(0)), column(root.getVector(1))))
-        io.fermion.core.inspect.FileInspector.inspect(f.toString, new org.apache.hadoop.conf.Configuration())
-          .columns.map { c =>
-            val data = c.streams.filter(_.streamType == "DATA")
-            c.name -> (data.map(_.bytes).sum, data.map(_.encodings).reduce(_ ++ _), data.map(_.codecs).reduce(_ ++ _))
-          }.toMap
-      } finally root.close()
-    }
+    def columnsOf(o: WriterOptions) = dataStreams(fields, rows, o)
     // The DELTA alternative among the lightweight encodings (no Huffman blocks).
     val lightweight = "plain,constant,rle,bitpack,for,delta,delta_for,dictionary"
     val auto = columnsOf(WriterOptions(pageRows = 8192, encodings = EncodingSet.parse(lightweight)))
@@ -147,5 +135,59 @@ class WriterOptionsSuite extends AnyFunSuite {
     // With every encoding allowed, the differences (mostly 0 and 1) as a Huffman block beat them.
     val all = columnsOf(WriterOptions(pageRows = 8192))
     assert(all("key")._2.keySet == Set("delta_huffman") && all("key")._1 < auto("key")._1, all("key"))
+  }
+
+  /** Per column of `rows` written with `o` (and read back equal): its DATA streams' bytes, pages per
+    * encoding and pages per codec. */
+  private def dataStreams(
+      fields: Seq[org.apache.arrow.vector.types.pojo.Field],
+      rows: IndexedSeq[IndexedSeq[Any]],
+      o: WriterOptions
+  ): Map[String, (Long, Map[String, Int], Map[String, Int])] = {
+    val root = NestedData.root(fields, rows)
+    try {
+      val f = tempDir("fermion-alternatives").resolve("t.fermion")
+      write(f, root, o)
+      assert(readAll(f) == fields.indices.map(i => column(root.getVector(i))))
+      io.fermion.core.inspect.FileInspector.inspect(f.toString, new org.apache.hadoop.conf.Configuration())
+        .columns.map { c =>
+          val data = c.streams.filter(_.streamType == "DATA")
+          c.name -> (data.map(_.bytes).sum, data.map(_.encodings).reduce(_ ++ _), data.map(_.codecs).reduce(_ ++ _))
+        }.toMap
+    } finally root.close()
+  }
+
+  test("a page packed at more than a quarter of PLAIN's bytes is stored PLAIN when that compresses smaller") {
+    // Doubles repeating with a period of 1,000 values, as the wide benchmark's columns: bit-packed at
+    // 63 of 64 bits their bytes no longer line up, and zstd finds none of the repeats it finds in
+    // PLAIN bytes.
+    val rnd = new scala.util.Random(9)
+    val fields = Seq(
+      ArrowTestData.field(
+        "periodic",
+        new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE)
+      ),
+      ArrowTestData.field("small", new ArrowType.Int(64, true))
+    )
+    val rows = (0 until 8000).map(i => IndexedSeq[Any]((i * 3L % 1000) / 7.0, rnd.nextInt(64).toLong))
+    val auto = dataStreams(fields, rows, WriterOptions(pageRows = 8192))
+    val noPlain = dataStreams(
+      fields,
+      rows,
+      WriterOptions(
+        pageRows = 8192,
+        encodings = EncodingSet.parse("constant,rle,bitpack,for,delta,delta_for,dictionary")
+      )
+    )
+    val uncompressed = dataStreams(fields, rows, WriterOptions(pageRows = 8192, compression = PageCodec.None))
+    assert(
+      auto("periodic")._2.keySet == Set("plain") && auto("periodic")._3.keySet.forall(_.startsWith("zstd")),
+      auto("periodic")
+    )
+    assert(auto("periodic")._1 * 4 < noPlain("periodic")._1 * 3, s"${auto("periodic")} vs ${noPlain("periodic")}")
+    // Uncompressed, the packed body is the smaller one and stays.
+    assert(!uncompressed("periodic")._2.contains("plain"), uncompressed("periodic"))
+    // Values packed at 6 of 64 bits are not tried as PLAIN.
+    assert(auto("small")._2.keySet == Set("bitpack") && auto("small") == noPlain("small"), auto("small"))
   }
 }

@@ -23,6 +23,9 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   // A second candidate body and its blocks (see writeFixed).
   private val alternative = new GrowableBytes(1 << 16)
   private val alternativeBlocked = new GrowableBytes(1 << 16)
+  // The page's PLAIN body and its blocks (see writeFixed).
+  private val plain = new GrowableBytes(1 << 16)
+  private val plainBlocked = new GrowableBytes(1 << 16)
   // The page with Huffman blocks (see withEntropyAlternative).
   private val entropy = new GrowableBytes(1 << 16)
   private val entropyBlocked = new GrowableBytes(1 << 16)
@@ -38,21 +41,32 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
 
   /** A fixed-width page of repeated values (sorted keys) also gets a DELTA body, compressed: it is
     * kept when its stored size is at most 7/8 of the chosen encoding's (the bar zstd itself must
-    * clear, 2.6), since it costs a decompression and a take reads the page whole. */
+    * clear, 2.6), since it costs a decompression and a take reads the page whole. A page whose
+    * body still takes more than half of PLAIN's bytes also gets its PLAIN body compressed, kept
+    * when smaller: packing values at nearly their full width (doubles' bits, wide ranges) moves
+    * them off byte boundaries, where zstd no longer finds the repeats it finds in PLAIN bytes. */
   def writeFixed(bytes: Array[Byte], off: Int, n: Int, width: Int, col: ColumnWriteOptions): Int = {
     encoded.clear()
     val chosen = encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded)
-    val first = Body(chosen, encoded, store(encoded, blocked, col))
+    var page = Body(chosen, encoded, store(encoded, blocked, col))
     if (
       chosen != PageEncoding.Delta && col.compression != PageCodec.None && encoder.lastMayCompressAsDelta(col.encodings)
     ) {
       alternative.clear()
       val delta = encoder.encodeLastAsDelta(alternative)
       val second = store(alternative, alternativeBlocked, col)
-      if (second.length.toLong * 8 <= first.stored.length.toLong * 7)
-        return write(withEntropyAlternative(Body(delta, alternative, second), col), n, col)
+      if (second.length.toLong * 8 <= page.stored.length.toLong * 7) page = Body(delta, alternative, second)
     }
-    write(withEntropyAlternative(first, col), n, col)
+    if (
+      page.encoding != PageEncoding.Plain && col.compression != PageCodec.None &&
+      col.encodings.ids.contains(PageEncoding.Plain) && page.body.length.toLong * 4 > n.toLong * width
+    ) {
+      plain.clear()
+      plain.putBytes(bytes, off, n * width)
+      val stored = store(plain, plainBlocked, col)
+      if (stored.length < page.stored.length) page = Body(PageEncoding.Plain, plain, stored)
+    }
+    write(withEntropyAlternative(page, col), n, col)
   }
 
   def writeVariable(
