@@ -190,4 +190,16 @@ class WriterOptionsSuite extends AnyFunSuite {
     // Values packed at 6 of 64 bits are not tried as PLAIN.
     assert(auto("small")._2.keySet == Set("bitpack") && auto("small") == noPlain("small"), auto("small"))
   }
+
+  test("PLAIN is tried after the Huffman form, so a Huffman block that compresses well is not lost to it") {
+    // TPC-H's p_retailprice over sorted keys: differences of 100 but at every 10th and 1,000th key.
+    // Its DELTA_HUFFMAN block is larger before compression than the PLAIN page after, and zstd
+    // compresses the block to a small fraction of either.
+    val fields = Seq(ArrowTestData.field("price", new ArrowType.Int(64, true)))
+    val rows = (1 to 100000).map(k => IndexedSeq[Any](90000L + ((k / 10) % 20001) + 100L * (k % 1000)))
+    val auto = dataStreams(fields, rows, WriterOptions())("price")
+    val plainOnly = dataStreams(fields, rows, WriterOptions(encodings = EncodingSet.PlainOnly))("price")
+    assert(auto._2.keySet == Set("delta_huffman"), auto)
+    assert(auto._1 * 10 < plainOnly._1, s"$auto vs $plainOnly")
+  }
 }

@@ -41,10 +41,8 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
 
   /** A fixed-width page of repeated values (sorted keys) also gets a DELTA body, compressed: it is
     * kept when its stored size is at most 7/8 of the chosen encoding's (the bar zstd itself must
-    * clear, 2.6), since it costs a decompression and a take reads the page whole. A page whose
-    * body still takes more than half of PLAIN's bytes also gets its PLAIN body compressed, kept
-    * when smaller: packing values at nearly their full width (doubles' bits, wide ranges) moves
-    * them off byte boundaries, where zstd no longer finds the repeats it finds in PLAIN bytes. */
+    * clear, 2.6), since it costs a decompression and a take reads the page whole. Then the Huffman
+    * alternative, then PLAIN (see withPlainAlternative). */
   def writeFixed(bytes: Array[Byte], off: Int, n: Int, width: Int, col: ColumnWriteOptions): Int = {
     encoded.clear()
     val chosen = encoder.encodeFixed(bytes, off, n, width, col.encodings, encoded)
@@ -57,16 +55,30 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
       val second = store(alternative, alternativeBlocked, col)
       if (second.length.toLong * 8 <= page.stored.length.toLong * 7) page = Body(delta, alternative, second)
     }
+    write(withPlainAlternative(withEntropyAlternative(page, col), bytes, off, n * width, col), n, col)
+  }
+
+  /** The page's PLAIN bytes compressed instead of `page` when that stores less, tried when `page`'s
+    * body still takes more than a quarter of them: packing values at nearly their full width
+    * (doubles' bits, wide ranges) or a dictionary of most of a page's values moves them off byte
+    * boundaries or apart, where zstd no longer finds the repeats it finds in PLAIN bytes. Tried
+    * last, against the page's final form: a Huffman block that zstd compresses well is measured
+    * against the page before it by its size before compression. */
+  private def withPlainAlternative(
+      page: Body,
+      bytes: Array[Byte],
+      off: Int,
+      len: Int,
+      col: ColumnWriteOptions
+  ): Body = {
     if (
-      page.encoding != PageEncoding.Plain && col.compression != PageCodec.None &&
-      col.encodings.ids.contains(PageEncoding.Plain) && page.body.length.toLong * 4 > n.toLong * width
-    ) {
-      plain.clear()
-      plain.putBytes(bytes, off, n * width)
-      val stored = store(plain, plainBlocked, col)
-      if (stored.length < page.stored.length) page = Body(PageEncoding.Plain, plain, stored)
-    }
-    write(withEntropyAlternative(page, col), n, col)
+      page.encoding == PageEncoding.Plain || col.compression == PageCodec.None ||
+      !col.encodings.ids.contains(PageEncoding.Plain) || page.body.length.toLong * 4 <= len
+    ) return page
+    plain.clear()
+    plain.putBytes(bytes, off, len)
+    val stored = store(plain, plainBlocked, col)
+    if (stored.length < page.stored.length) Body(PageEncoding.Plain, plain, stored) else page
   }
 
   def writeVariable(
