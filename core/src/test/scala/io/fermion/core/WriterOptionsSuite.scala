@@ -157,38 +157,34 @@ class WriterOptionsSuite extends AnyFunSuite {
     } finally root.close()
   }
 
-  test("a page packed at more than a quarter of PLAIN's bytes is stored PLAIN when that compresses smaller") {
-    // Doubles repeating with a period of 1,000 values, as the wide benchmark's columns: bit-packed at
-    // 63 of 64 bits their bytes no longer line up, and zstd finds none of the repeats it finds in
-    // PLAIN bytes.
+  test(
+    "a bit-packed page over half, or a dictionary page over a quarter, of PLAIN's bytes is stored PLAIN when that compresses smaller"
+  ) {
+    // Doubles repeating with a period, as the wide benchmark's columns. A page of 8,000 of them with a
+    // period of 1,000 is a dictionary of 1,000 entries at full width; pages of 512 with a period of
+    // 300 (too many distinct values for a dictionary) are bit-packed at 63 of 64 bits, where their
+    // bytes no longer line up. zstd finds the repeats in PLAIN bytes in both.
     val rnd = new scala.util.Random(9)
-    val fields = Seq(
-      ArrowTestData.field(
-        "periodic",
-        new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE)
-      ),
-      ArrowTestData.field("small", new ArrowType.Int(64, true))
-    )
-    val rows = (0 until 8000).map(i => IndexedSeq[Any]((i * 3L % 1000) / 7.0, rnd.nextInt(64).toLong))
-    val auto = dataStreams(fields, rows, WriterOptions(pageRows = 8192))
-    val noPlain = dataStreams(
-      fields,
-      rows,
-      WriterOptions(
-        pageRows = 8192,
-        encodings = EncodingSet.parse("constant,rle,bitpack,for,delta,delta_for,dictionary")
+    val double = new ArrowType.FloatingPoint(org.apache.arrow.vector.types.FloatingPointPrecision.DOUBLE)
+    val fields = Seq(ArrowTestData.field("periodic", double), ArrowTestData.field("small", new ArrowType.Int(64, true)))
+    val lightweight = EncodingSet.parse("constant,rle,bitpack,for,delta,delta_for,dictionary")
+    for ((period, pageRows, packed) <- Seq((1000L, 8192, "dictionary"), (300L, 512, "bitpack"))) {
+      val rows = (0 until 8000).map(i => IndexedSeq[Any]((i * 7L % period) / 7.0, rnd.nextInt(64).toLong))
+      val auto = dataStreams(fields, rows, WriterOptions(pageRows = pageRows))
+      val noPlain = dataStreams(fields, rows, WriterOptions(pageRows = pageRows, encodings = lightweight))
+      val uncompressed =
+        dataStreams(fields, rows, WriterOptions(pageRows = pageRows, compression = PageCodec.None))
+      assert(noPlain("periodic")._2.keySet == Set(packed), noPlain("periodic"))
+      assert(
+        auto("periodic")._2.keySet == Set("plain") && auto("periodic")._3.keySet.forall(_.startsWith("zstd")),
+        auto("periodic")
       )
-    )
-    val uncompressed = dataStreams(fields, rows, WriterOptions(pageRows = 8192, compression = PageCodec.None))
-    assert(
-      auto("periodic")._2.keySet == Set("plain") && auto("periodic")._3.keySet.forall(_.startsWith("zstd")),
-      auto("periodic")
-    )
-    assert(auto("periodic")._1 * 4 < noPlain("periodic")._1 * 3, s"${auto("periodic")} vs ${noPlain("periodic")}")
-    // Uncompressed, the packed body is the smaller one and stays.
-    assert(!uncompressed("periodic")._2.contains("plain"), uncompressed("periodic"))
-    // Values packed at 6 of 64 bits are not tried as PLAIN.
-    assert(auto("small")._2.keySet == Set("bitpack") && auto("small") == noPlain("small"), auto("small"))
+      assert(auto("periodic")._1 * 4 < noPlain("periodic")._1 * 3, s"${auto("periodic")} vs ${noPlain("periodic")}")
+      // Uncompressed, the packed body is the smaller one and stays.
+      assert(!uncompressed("periodic")._2.contains("plain"), uncompressed("periodic"))
+      // Values packed at 6 of 64 bits are not tried as PLAIN.
+      assert(auto("small")._2.keySet == Set("bitpack") && auto("small") == noPlain("small"), auto("small"))
+    }
   }
 
   test("PLAIN is tried after the Huffman form, so a Huffman block that compresses well is not lost to it") {

@@ -59,11 +59,13 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   }
 
   /** The page's PLAIN bytes compressed instead of `page` when that stores less, tried when `page`'s
-    * body still takes more than a quarter of them: packing values at nearly their full width
-    * (doubles' bits, wide ranges) or a dictionary of most of a page's values moves them off byte
-    * boundaries or apart, where zstd no longer finds the repeats it finds in PLAIN bytes. Tried
-    * last, against the page's final form: a Huffman block that zstd compresses well is measured
-    * against the page before it by its size before compression. */
+    * body still takes more than half of them, or more than a quarter when it is a dictionary: values
+    * packed at nearly their full width (doubles' bits) no longer line up on bytes, and a dictionary
+    * keeps its entries at full width, while zstd stores each repeat in PLAIN bytes as a short match.
+    * Narrower bodies (dates, keys and prices packed at 12-24 bits) rarely lose to PLAIN, and trying
+    * it cost lineitem's writes about a tenth more time. Tried last, against the page's final form:
+    * a Huffman block that zstd compresses well is measured against the page before it by its size
+    * before compression. */
   private def withPlainAlternative(
       page: Body,
       bytes: Array[Byte],
@@ -73,7 +75,8 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
   ): Body = {
     if (
       page.encoding == PageEncoding.Plain || col.compression == PageCodec.None ||
-      !col.encodings.ids.contains(PageEncoding.Plain) || page.body.length.toLong * 4 <= len
+      !col.encodings.ids.contains(PageEncoding.Plain) ||
+      page.body.length.toLong * (if (page.encoding == PageEncoding.Dictionary) 4 else 2) <= len
     ) return page
     plain.clear()
     plain.putBytes(bytes, off, len)
