@@ -63,10 +63,9 @@ final private[core] class PageWriter(out: PositionedOutputFile) {
     * packed at nearly their full width (doubles' bits) no longer line up on bytes, and a dictionary
     * keeps its entries at full width, while zstd stores each repeat in PLAIN bytes as a short match.
     * Narrower bodies (dates, keys and prices packed at 12-24 bits) rarely lose to PLAIN: a quarter
-    * for every page compressed all pages of five lineitem columns twice, none of them smaller. Tried
-    * last, against the page's final form:
-    * a Huffman block that zstd compresses well is measured against the page before it by its size
-    * before compression. */
+    * for every page compressed all pages of five lineitem columns twice, none of them smaller.
+    * Tried last, against the page's final form: a Huffman block that zstd compresses well is
+    * measured against the page before it by its size before compression. */
   private def withPlainAlternative(
       page: Body,
       bytes: Array[Byte],
