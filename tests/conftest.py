@@ -33,7 +33,7 @@ def child_env(extra=None):
     """The environment of the processes a test starts (writers, CLI runs, a local cluster): their
     short-lived JVMs start sooner and leave more of the machine's two cores to the rest of the
     tests with the C1 compiler only and the serial collector. The session's own JVM, which runs
-    most tests, keeps the JVM's defaults."""
+    most tests, also compiles with C1 only (see the spark fixture) and keeps the default collector."""
     env = dict(os.environ)
     env["JDK_JAVA_OPTIONS"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
     env.update(extra or {})
@@ -55,7 +55,10 @@ def spark():
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.warehouse.dir", warehouse)
-               .config("spark.sql.parquet.compression.codec", "zstd"))
+               .config("spark.sql.parquet.compression.codec", "zstd")
+               # C1 only: on test-sized data C2's compilations of Spark cost more CPU than they
+               # save (the suite alone: 625 -> 555 s on two cores).
+               .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1"))
     session = configure_spark_with_fermion(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
