@@ -30,10 +30,7 @@ val jdk17Opens = Seq(
 
 lazy val testSettings = Seq(
   Test / fork := true,
-  // C1 only: the suites run beside the pytest suite on two cores, and C2's compilations of
-  // Spark and the test code cost more than they save on test-sized data.
-  Test / javaOptions ++= jdk17Opens ++
-    Seq("-Xmx3g", "-XX:TieredStopAtLevel=1", "-Dio.netty.tryReflectionSetAccessible=true"),
+  Test / javaOptions ++= jdk17Opens ++ Seq("-Xmx3g", "-Dio.netty.tryReflectionSetAccessible=true"),
   Test / parallelExecution := false,
   Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
 )
