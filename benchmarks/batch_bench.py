@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import VECTOR_SQL, machine_line, markdown_table, progress, publish, scan_metrics, session, size_of  # noqa: E402
+from harness import VECTOR_SQL, machine_line, mark_written, markdown_table, progress, publish, reusable, scan_metrics, session, size_of  # noqa: E402
 
 
 def main():
@@ -28,7 +28,7 @@ def main():
         "id as sample", "explode(sequence(0, cast(pmod(hash(id), 64) as int))) as idx") \
         .selectExpr("sample", "substr(sha2(concat(cast(sample as string), '-', cast(idx as string)), 256), 1, 20) as s",
                     VECTOR_SQL)
-    if not all(os.path.exists(p) for p in paths.values()):
+    if not all(reusable(p, fermion=k != "parquet") for k, p in paths.items()):
         for p in paths.values():  # an overwrite would keep the old version's files: sizes must be one copy's
             shutil.rmtree(p, ignore_errors=True)
         for name, writer in (
@@ -37,6 +37,8 @@ def main():
                 ("parquet", lambda: df.write.mode("overwrite").format("parquet"))):
             start = time.perf_counter()
             writer().save(paths[name])
+            if name != "parquet":
+                mark_written(paths[name])
             progress(f"wrote {name} in {time.perf_counter() - start:.0f} s")
     rows = spark.read.format("fermion").load(paths["plain"]).count()
     tables = {k: spark.read.format("parquet" if k == "parquet" else "fermion").load(p) for k, p in paths.items()}

@@ -2,6 +2,7 @@
 Fermion, Parquet (zstd) and ORC (zstd) from the same DataFrame, timed queries with warm-ups and
 repetitions, and markdown output. Every benchmark runs all formats side by side in one process."""
 import os
+import shutil
 import statistics
 import subprocess
 import time
@@ -38,18 +39,63 @@ def progress(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def write_all(spark, df, base, name, fermion_options=None, formats=FORMATS):
-    """Writes `df` in each of `formats` under base/name.<format>; returns {format: path}."""
+def jar_digest():
+    """sha256 of the Fermion jar the benchmarks' sessions load (`fermion_spark.jar_path()`)."""
+    global _jar_digest
+    if _jar_digest is None:
+        import hashlib
+        from fermion_spark import jar_path
+        with open(jar_path(), "rb") as f:
+            _jar_digest = hashlib.sha256(f.read()).hexdigest()
+    return _jar_digest
+
+
+_jar_digest = None
+
+
+def reusable(path, fermion):
+    """Whether a table a benchmark cached at `path` can be measured again: it exists and, when Fermion
+    wrote it (`fermion`), the jar loaded now is the one that wrote it (see `mark_written`), since a
+    writer change changes the bytes measured. A stale Fermion copy is deleted, so that it is written
+    afresh rather than as a new version beside the old files."""
+    if not os.path.exists(path):
+        return False
+    if not fermion:
+        return True
+    try:
+        with open(path + ".jar-sha256") as f:
+            if f.read().strip() == jar_digest():
+                return True
+    except FileNotFoundError:
+        pass
+    progress(f"{path}: written by another Fermion jar, writing it again")
+    shutil.rmtree(path, ignore_errors=True)
+    return False
+
+
+def mark_written(path):
+    """Records beside `path` (in `path.jar-sha256`) which jar wrote the Fermion table there."""
+    with open(path + ".jar-sha256", "w") as f:
+        f.write(jar_digest() + "\n")
+
+
+def write_all(spark, df, base, name, fermion_options=None, formats=FORMATS, reuse=False):
+    """Writes `df` in each of `formats` under base/name.<format>; returns {format: path}. With `reuse`,
+    a copy already there is kept when `reusable`."""
     paths = {}
     for fmt in formats:
         path = os.path.join(base, f"{name}.{fmt}")
+        paths[fmt] = path
+        if reuse and reusable(path, fermion=fmt == "fermion"):
+            continue
         w = df.write.mode("overwrite").format(fmt)
         for k, v in ((fermion_options or {}).items() if fmt == "fermion" else ()):
             w = w.option(k, v)
         start = time.perf_counter()
         w.save(path)
         progress(f"wrote {name} as {fmt} in {time.perf_counter() - start:.1f} s")
-        paths[fmt] = path
+        if fmt == "fermion":
+            mark_written(path)
     return paths
 
 

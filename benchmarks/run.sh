@@ -18,7 +18,9 @@
 #   benchmarks/run.sh wide-open [--columns 1000,10000,100000]   open a wide file, read 10 columns: time and metadata bytes (JVM, no Spark)
 #   benchmarks/run.sh charts [name ...]       only re-render the charts of committed results tables
 # Results go to benchmarks/results/<name>.md, each rendered as a chart beside it (<name>.png, charts.py);
-# progress goes to the terminal.
+# progress goes to the terminal. tpch, sizes, analytic, batch and take keep the tables they write under
+# benchmarks/data/ for later runs; a Fermion copy is reused only while the jar that wrote it is the
+# one built now (its sha256 beside it, in <table>.jar-sha256), and is written again otherwise.
 # FERMION_BENCH_JFR=/tmp/run.jfr records a Java Flight Recording of the driver (where the time goes).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

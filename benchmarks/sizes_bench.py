@@ -7,8 +7,8 @@ lineitem and partsupp also per column.
 
     benchmarks/run.sh sizes [--scale 1] [--tables lineitem,orders]
 
-The Spark-written files are reused by `benchmarks/run.sh tpch` (and reused from it when present:
-delete benchmarks/data/tpch/sf1/*.fermion after a format change).
+The Spark-written files are reused by `benchmarks/run.sh tpch` (and reused from it when present);
+Fermion's copies only while the jar that wrote them is the one loaded (harness.reusable).
 """
 import argparse
 import collections
@@ -20,7 +20,7 @@ import time
 import pyarrow.parquet as pq
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import machine_line, markdown_table, progress, publish, session, size_of, write_all  # noqa: E402
+from harness import machine_line, mark_written, markdown_table, progress, publish, reusable, session, size_of, write_all  # noqa: E402
 from tpch_bench import generate  # noqa: E402
 from tpch_queries import TABLES  # noqa: E402
 from fermion_spark import tools  # noqa: E402
@@ -115,12 +115,12 @@ def main():
     for t in args.tables.split(","):
         source = os.path.join(base, "source", f"{t}.parquet")
         paths = {f: os.path.join(base, f"{t}.{f}") for f in SPARK_FORMATS}
-        if not all(os.path.exists(p) for p in paths.values()):
-            write_all(spark, spark.read.parquet(source), base, t, formats=SPARK_FORMATS)
+        write_all(spark, spark.read.parquet(source), base, t, formats=SPARK_FORMATS, reuse=True)
         compact = os.path.join(base, f"{t}.fermion-level{COMPACT_LEVEL}")
-        if not os.path.exists(compact):
+        if not reusable(compact, fermion=True):
             start = time.perf_counter()
             spark.read.parquet(source).write.format("fermion").option("compressionLevel", COMPACT_LEVEL).save(compact)
+            mark_written(compact)
             progress(f"wrote {t} as fermion at level {COMPACT_LEVEL} in {time.perf_counter() - start:.1f} s")
         arrow = pq.read_table(source)
         sizes = {"Fermion": size_of(spark, paths["fermion"]), COMPACT: size_of(spark, compact),

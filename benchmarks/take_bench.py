@@ -23,7 +23,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import VECTOR_SQL, machine_line, markdown_table, progress, publish, session, size_of  # noqa: E402
+from harness import VECTOR_SQL, machine_line, mark_written, markdown_table, progress, publish, reusable, session, size_of  # noqa: E402
 
 
 def generate(spark, base, name, rows, columns_sql, partitions, small_pages=None):
@@ -34,11 +34,14 @@ def generate(spark, base, name, rows, columns_sql, partitions, small_pages=None)
     df = spark.range(0, rows, 1, partitions).selectExpr(*columns_sql)
 
     def write(fmt, save):
-        if os.path.exists(paths[fmt]):
+        fermion = fmt.startswith("fermion")
+        if reusable(paths[fmt], fermion):
             progress(f"reusing {name} as {fmt} ({rows} rows) in {base}")
             return
         start = time.perf_counter()
         save(paths[fmt])
+        if fermion:
+            mark_written(paths[fmt])
         progress(f"wrote {name} as {fmt} in {time.perf_counter() - start:.0f} s")
 
     fermion = df.write.mode("overwrite").format("fermion").option("stableRowIds", "true")

@@ -51,8 +51,8 @@ def main():
     sizes = []
     for t in TABLES:
         paths = {f: os.path.join(base, f"{t}.{f}") for f in FORMATS}
-        if not all(os.path.exists(p) for p in paths.values()):
-            write_all(spark, spark.read.parquet(os.path.join(base, "source", f"{t}.parquet")), base, t, formats=FORMATS)
+        write_all(spark, spark.read.parquet(os.path.join(base, "source", f"{t}.parquet")), base, t, formats=FORMATS,
+                  reuse=True)
         for f, p in paths.items():
             spark.read.format(f).load(p).createOrReplaceTempView(f"{t}_{f}")
         if not args.no_bound:
