@@ -39,6 +39,9 @@ def progress(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+_jar_digest = None
+
+
 def jar_digest():
     """sha256 of the Fermion jar the benchmarks' sessions load (`fermion_spark.jar_path()`)."""
     global _jar_digest
@@ -48,9 +51,6 @@ def jar_digest():
         with open(jar_path(), "rb") as f:
             _jar_digest = hashlib.sha256(f.read()).hexdigest()
     return _jar_digest
-
-
-_jar_digest = None
 
 
 def reusable(path, fermion):
