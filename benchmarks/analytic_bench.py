@@ -25,9 +25,8 @@ def main():
     args = ap.parse_args()
     spark = session("fermion-analytic-bench")
     base = os.path.join(args.data, f"rows-{args.rows}")
-    paths = {f: os.path.join(base, f"lineitem.{f}") for f in FORMATS}
     progress(f"lineitem: {args.rows:,} rows")
-    write_all(spark, lineitem(spark, args.rows), base, "lineitem", reuse=True)
+    paths = write_all(spark, lineitem(spark, args.rows), base, "lineitem", reuse=True)
     for f, p in paths.items():
         spark.read.format(f).load(p).createOrReplaceTempView(f"lineitem_{f}")
     rows = []

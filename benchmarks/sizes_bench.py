@@ -114,8 +114,7 @@ def main():
     totals = collections.Counter()
     for t in args.tables.split(","):
         source = os.path.join(base, "source", f"{t}.parquet")
-        paths = {f: os.path.join(base, f"{t}.{f}") for f in SPARK_FORMATS}
-        write_all(spark, spark.read.parquet(source), base, t, formats=SPARK_FORMATS, reuse=True)
+        paths = write_all(spark, spark.read.parquet(source), base, t, formats=SPARK_FORMATS, reuse=True)
         compact = os.path.join(base, f"{t}.fermion-level{COMPACT_LEVEL}")
         if not reusable(compact, fermion=True):
             start = time.perf_counter()

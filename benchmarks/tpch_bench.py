@@ -50,9 +50,8 @@ def main():
     spark = session("fermion-tpch-bench", extra={"spark.sql.inMemoryColumnarStorage.compressed": "false"})
     sizes = []
     for t in TABLES:
-        paths = {f: os.path.join(base, f"{t}.{f}") for f in FORMATS}
-        write_all(spark, spark.read.parquet(os.path.join(base, "source", f"{t}.parquet")), base, t, formats=FORMATS,
-                  reuse=True)
+        paths = write_all(spark, spark.read.parquet(os.path.join(base, "source", f"{t}.parquet")), base, t,
+                          formats=FORMATS, reuse=True)
         for f, p in paths.items():
             spark.read.format(f).load(p).createOrReplaceTempView(f"{t}_{f}")
         if not args.no_bound:
