@@ -141,6 +141,24 @@ class ConvertSuite extends AnyFunSuite with SparkSessionFixture {
     assert(new java.io.File(src2).list().toSet == Set("_fermion_data", "_versions", "_transactions"))
   }
 
+  test("the command line refuses a destination that is taken before it starts Spark") {
+    val src = tempPath("parquet")
+    data(100).write.parquet(src)
+    val dst = tempPath("fermion")
+    FermionConvert.run(spark, FermionConvert.Request(source = Some(src), destination = Some(dst), progress = quiet))
+    val noSession = () => fail("a session was started for a conversion whose destination is taken")
+    def refusal(args: String*) = ConvertDestination.refusalBeforeSpark(FermionCli.parseConvert(args)).map(_.getMessage)
+    // the direction from the source's kind (Parquet: to Fermion), or as given
+    assert(FermionCli.run(Seq("convert", "--quiet", src, dst), noSession) == 1)
+    assert(refusal(src, dst).exists(_.contains(s"$dst already holds a Fermion dataset (version 1)")))
+    assert(refusal("--to", "parquet", dst, src).exists(_.contains(s"$src exists and is not empty")))
+    assert(FermionCli.run(Seq("convert", "--quiet", "--to", "parquet", dst, src), noSession) == 1)
+    // free destinations, overwrite, in place and tables without a direction are left to the conversion
+    assert(refusal(src, tempPath("free")).isEmpty && refusal("--to", "parquet", dst, tempPath("free")).isEmpty)
+    assert(refusal("--mode", "overwrite", src, dst).isEmpty && refusal("--in-place", src).isEmpty)
+    assert(refusal("--table", "some_table", dst).isEmpty)
+  }
+
   test("destinations that exist are refused unless overwritten; write options pass through") {
     val src = tempPath("parquet")
     data(100).write.parquet(src)

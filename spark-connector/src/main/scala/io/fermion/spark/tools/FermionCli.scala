@@ -125,6 +125,9 @@ object FermionCli {
           case e: IllegalArgumentException =>
             System.err.println(s"fermion convert: ${e.getMessage}\n\n$ConvertUsage"); return 2
         }
+      ConvertDestination.refusalBeforeSpark(parsed.request).foreach { e =>
+        System.err.println(s"fermion convert: ${e.getClass.getSimpleName}: ${e.getMessage}"); return 1
+      }
       val spark = sessionFactory()
       try {
         val result = FermionConvert.run(spark, parsed.request)

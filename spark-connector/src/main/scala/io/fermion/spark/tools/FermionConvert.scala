@@ -8,6 +8,7 @@ import io.fermion.core.dataset.{DatasetLayout, FermionDataset}
 import io.fermion.core.read.FermionFileReader
 import io.fermion.core.scan.{LooseFiles, ReadAt}
 import io.fermion.spark.FermionTable
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
@@ -72,8 +73,9 @@ object FermionConvert {
 
   /** Whether `path` holds Fermion data: a dataset, a directory with `.fermion` files, or a file
     * ending with Fermion's magic. */
-  def isFermion(spark: SparkSession, path: String): Boolean = {
-    val conf = spark.sparkContext.hadoopConfiguration
+  def isFermion(spark: SparkSession, path: String): Boolean = isFermion(path, spark.sparkContext.hadoopConfiguration)
+
+  def isFermion(path: String, conf: Configuration): Boolean = {
     val p = new Path(path)
     val fs = p.getFileSystem(conf)
     if (!fs.exists(p)) false

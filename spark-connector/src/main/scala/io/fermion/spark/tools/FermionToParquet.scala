@@ -24,11 +24,9 @@ object FermionToParquet {
     val start = System.nanoTime()
     val conf = FermionTableSchema.hadoopConf()
     val snapshot = Snapshot.open(src, conf, at).requireExists(conf)
+    val exists = ConvertDestination.checkForParquet(dst, conf, overwrite)
     val out = new Path(dst)
     val fs = out.getFileSystem(conf)
-    val exists = fs.exists(out)
-    if (!overwrite && exists && (fs.getFileStatus(out).isFile || fs.listStatus(out).nonEmpty))
-      throw new IllegalArgumentException(s"$dst exists and is not empty; choose another destination or mode overwrite")
     // An empty directory is taken as it is (Spark's error-if-exists mode would refuse it).
     val mode = if (overwrite || exists) "overwrite" else "errorifexists"
     val table = new FermionTable(

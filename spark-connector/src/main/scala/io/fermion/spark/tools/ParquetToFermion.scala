@@ -2,7 +2,6 @@ package io.fermion.spark.tools
 
 import io.fermion.core.dataset._
 import io.fermion.core.options.{OptionRegistry, OptionScope}
-import io.fermion.core.scan.Snapshot
 import io.fermion.core.schema.FermionSchema
 import io.fermion.core.write.WriterOptions
 import io.fermion.spark.{FermionOptions, SerializableHadoopConf, SparkTypeMapping}
@@ -47,20 +46,9 @@ object ParquetToFermion {
     OptionRegistry.checkKnown(options, Set(OptionScope.Write, OptionScope.Dataset))
     SparkTypeMapping.validate(schema) // names the first column Fermion cannot store
     val settings = FieldWriteSettings.resolve(schema, FermionOptions.writerOptions(options))
-    val conf = spark.sparkContext.hadoopConfiguration
-    val ds = new FermionDataset(new Path(dst), conf)
-    ds.checkCommitStore()
-    val snapshot = Snapshot.open(dst, conf)
-    val readVersion = snapshot.version.getOrElse(0L)
-    if (snapshot.isDataset && !overwrite)
-      throw new IllegalArgumentException(
-        s"$dst already holds a Fermion dataset (version $readVersion); choose another destination or mode overwrite"
-      )
-    if (!inPlace && !snapshot.isDataset && ds.fs.exists(ds.root) && ds.fs.listStatus(ds.root).nonEmpty && !overwrite)
-      throw new IllegalArgumentException(s"$dst exists and is not empty; choose another destination or mode overwrite")
-    if (!snapshot.isDataset && snapshot.files.nonEmpty)
-      throw new IllegalArgumentException(s"$dst holds loose Fermion files; choose another destination")
-    (settings, SparkTypeMapping.toFermion(schema), readVersion, ds)
+    val (snapshot, ds) =
+      ConvertDestination.checkForFermion(dst, spark.sparkContext.hadoopConfiguration, overwrite, inPlace)
+    (settings, SparkTypeMapping.toFermion(schema), snapshot.version.getOrElse(0L), ds)
   }
 
   def convertFiles(
