@@ -16,7 +16,12 @@ private[spark] object ConvertDestination {
   /** Fails unless `dst` can receive a new Fermion dataset: none there (or `overwrite`), no loose
     * Fermion files, nothing else in the directory unless the conversion is in place. Returns the
     * destination's snapshot and dataset. */
-  def checkForFermion(dst: String, conf: Configuration, overwrite: Boolean, inPlace: Boolean): (Snapshot, FermionDataset) = {
+  def checkForFermion(
+      dst: String,
+      conf: Configuration,
+      overwrite: Boolean,
+      inPlace: Boolean
+  ): (Snapshot, FermionDataset) = {
     val ds = new FermionDataset(new Path(dst), conf)
     ds.checkCommitStore()
     val snapshot = Snapshot.open(dst, conf)
