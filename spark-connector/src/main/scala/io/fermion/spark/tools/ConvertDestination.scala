@@ -10,7 +10,7 @@ import org.apache.spark.SparkConf
 
 /** What a conversion requires of its destination. The converters check it before they write a
   * byte; the command line checks it once more before it starts Spark, so that a destination that is
-  * taken is refused in a second rather than after a session has started. */
+  * taken is refused without waiting for a session to start. */
 private[spark] object ConvertDestination {
 
   /** Fails unless `dst` can receive a new Fermion dataset: none there (or `overwrite`), no loose
