@@ -57,8 +57,8 @@ def spark():
                .config("spark.sql.warehouse.dir", warehouse)
                .config("spark.sql.parquet.compression.codec", "zstd")
                # C1 only: on test-sized data C2's compilations of Spark cost more CPU than they
-               # save (the suite alone: 625 -> 555 s on two cores). The parallel collector: its
-               # cheaper write barriers beat G1's short pauses here (the suite alone: 574 -> 522 s).
+               # save (the suite alone: 625 -> 555 s on two cores). The parallel collector instead
+               # of G1: the suite alone, 574 -> 522 s.
                .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"))
     session = configure_spark_with_fermion(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -59,10 +59,9 @@ private[spark] object ConvertDestination {
         new SparkConf().getAll.foreach { case (k, v) =>
           if (k.startsWith("spark.hadoop.")) conf.set(k.stripPrefix("spark.hadoop."), v)
         }
-        val to = r.to.map(_.toLowerCase(java.util.Locale.ROOT)).orElse(
-          r.source.map(s => if (FermionConvert.isFermion(s, conf)) "parquet" else "fermion")
-        )
         val dst = r.destination.get
+        val to = if (r.to.isEmpty && r.source.isEmpty) None // a table's kind is the catalog's to tell
+        else Some(FermionConvert.direction(r, FermionConvert.isFermion(r.source.get, conf)))
         to match {
           case Some("fermion") => checkForFermion(dst, conf, r.overwrite, inPlace = false); None
           case Some("parquet") => checkForParquet(dst, conf, r.overwrite); None

@@ -83,11 +83,15 @@ object FermionConvert {
     else new FermionDataset(p, conf).exists || LooseFiles.list(p, conf).nonEmpty
   }
 
+  /** The direction of `r`: as given, else away from the source's kind. */
+  def direction(r: Request, sourceIsFermion: => Boolean): String =
+    r.to.map(_.toLowerCase(java.util.Locale.ROOT)).getOrElse(if (sourceIsFermion) "parquet" else "fermion")
+
   def run(spark: SparkSession, r: Request): ConvertResult = {
     if (r.source.nonEmpty == r.table.nonEmpty) throw new IllegalArgumentException("give a source path or --table NAME")
     val fermionTable = r.table.flatMap(t => fermionTablePath(spark, t))
     val sourceIsFermion = r.source.exists(isFermion(spark, _)) || fermionTable.nonEmpty
-    val to = r.to.map(_.toLowerCase(java.util.Locale.ROOT)).getOrElse(if (sourceIsFermion) "parquet" else "fermion")
+    val to = direction(r, sourceIsFermion)
     val dst = (if (r.inPlace) r.destination.orElse(r.source) else r.destination).getOrElse(
       throw new IllegalArgumentException("give a destination (or --in-place for a Parquet directory)")
     )
