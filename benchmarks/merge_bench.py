@@ -12,7 +12,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import machine_line, markdown_table, progress, publish, session, size_of  # noqa: E402
+from harness import machine_line, markdown_table, progress, publish, release_finished_queries, session, size_of  # noqa: E402
 
 
 def main():
@@ -55,6 +55,7 @@ def main():
             if name == "merge":
                 spark.sql(f"RESTORE TABLE fermion.`{table}` TO VERSION AS OF 1")
                 before = size_of(spark, table)
+                release_finished_queries()
                 start = time.perf_counter()
                 spark.sql(merge_sql)
                 elapsed = time.perf_counter() - start
@@ -64,6 +65,7 @@ def main():
                 fmt = name.split()[0]
                 out = os.path.join(base, f"rewrite.{fmt}")
                 shutil.rmtree(out, ignore_errors=True)
+                release_finished_queries()
                 start = time.perf_counter()
                 spark.sql(merged_sql).write.format(fmt).save(out)
                 elapsed = time.perf_counter() - start
