@@ -70,10 +70,11 @@ lazy val sparkConnector = (project in file("spark-connector"))
     Compile / unmanagedJars ++= sparkJars.value.map(Attributed.blank),
     libraryDependencies ++= Dependencies.connectorTest,
     testSettings,
-    // Most of Spark's code runs here only briefly, and compiling it with C2 cost more than it saved:
-    // with C1 alone in this JVM `sbt test` took 377 s and 541 CPU-seconds against 380 s and 576
-    // (DataSourceSuite 44.8 -> 37.8 s). The core suites keep C2: their property tests decode
-    // millions of values (with C1 alone there too, ArrowValuesSuite took 49.2 s against 11.6).
+    // Most of Spark's code runs here only briefly, and compiling it with C2 costs CPU it does not
+    // win back: with C1 alone in this JVM `sbt test` took 377 and 402 s (541 and 589 CPU-seconds)
+    // against 380 and 394 s (576 and 594) without (DataSourceSuite 44.8 -> 37.8 s in the first
+    // pair). The core suites keep C2: their property tests decode millions of values (with C1
+    // alone there too, ArrowValuesSuite took 49.2 s against 11.6).
     Test / javaOptions += "-XX:TieredStopAtLevel=1",
     assembly / assemblyJarName := s"fermion-spark-assembly_2.13-${version.value}.jar",
     assembly / assemblyOption ~= (_.withIncludeScala(false)),
